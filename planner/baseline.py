@@ -1,0 +1,86 @@
+"""Method ``none``: the plain schedule (each op once, in order) with first-fit addresses.
+
+Lifetimes of the plain schedule are fixed, so two first-fit placements are tried: online in
+allocation order (what a caching allocator would do), then offline largest-first at the
+lowest free offset (TFLite's greedy-by-size). The plan says which one placed it; if neither
+fits the budget the result is ``infeasible``.
+"""
+from __future__ import annotations
+
+from .addrspace import AddressSpace, align_up
+from .analysis import baseline_steps, storage_intervals
+from .graph import Graph
+from .params import SolveParams
+from .plan import COMPUTE, Plan, Step
+from .result import Result
+
+
+def _online(sizes: dict[int, int], life: dict[int, tuple[int, int]], n: int, budget: int,
+            align: int, policy: str) -> dict[int, int] | None:
+    by_start: dict[int, list[int]] = {}
+    by_end: dict[int, list[int]] = {}
+    for r, (s, e) in life.items():
+        by_start.setdefault(s, []).append(r)
+        by_end.setdefault(e, []).append(r)
+    space = AddressSpace(budget, align)
+    offset: dict[int, int] = {}
+    for j in range(-1, n):
+        for r in by_end.get(j - 1, ()):
+            space.release(offset[r], sizes[r])
+        for r in sorted(by_start.get(j, ()), key=lambda r: -sizes[r]):
+            off = space.alloc(sizes[r], policy)
+            if off is None:
+                return None
+            offset[r] = off
+    return offset
+
+
+def greedy_by_size(sizes: dict[int, int], life: dict[int, tuple[int, int]], budget: int,
+                   align: int) -> dict[int, int] | None:
+    """Offline placement of fixed lifetimes (inclusive [start, end]): largest first, each at the
+    lowest aligned offset free over its whole lifetime; None if one does not fit the budget."""
+    placed: list[tuple[int, int, int, int]] = []  # (offset, size, start, end)
+    offset: dict[int, int] = {}
+    for r in sorted(sizes, key=lambda r: (-sizes[r], life[r][0], r)):
+        s, e = life[r]
+        busy = sorted((o, o + z) for o, z, ps, pe in placed if ps <= e and s <= pe and z)
+        off = 0
+        for lo, hi in busy:
+            if off + sizes[r] <= lo:
+                break
+            off = max(off, align_up(hi, align))
+        if off + sizes[r] > budget:
+            return None
+        offset[r] = off
+        placed.append((off, sizes[r], s, e))
+    return offset
+
+
+def solve_none(g: Graph, budget: int, params: SolveParams) -> Result:
+    """Feasible only when the plain schedule fits the budget with first-fit placement."""
+    roots, start, end = storage_intervals(g)
+    T = g.tensors
+    sizes = {r: align_up(T[r].bytes, params.alignment) for r in roots.tolist()}
+    life = {r: (s, e) for r, s, e in zip(roots.tolist(), start.tolist(), end.tolist())}
+    placement = "online first-fit"
+    offset = _online(sizes, life, len(g.ops), budget, params.alignment, params.alloc_policy)
+    if offset is None:
+        placement = "offline greedy-by-size"
+        offset = greedy_by_size(sizes, life, budget, params.alignment)
+    if offset is None:
+        return Result("none", "infeasible", backend="first-fit",
+                      message=f"the plain schedule does not fit {budget} bytes with first-fit "
+                              f"or greedy-by-size addresses")
+    steps = []
+    for s in baseline_steps(g):
+        if s.kind == COMPUTE:
+            outs = [t for t in g.ops[s.ref].outputs if g.storage_root[t] == t]
+            s = Step.compute(s.ref, [(t, offset[t]) for t in outs])
+        steps.append(s)
+    plan = Plan(g.hash, budget, "none", tuple(steps),
+                tuple((r, offset[r]) for r in g.resident_ids() if T[r].alias_of is None),
+                params.alignment, g.name, {**g.meta, "placement": placement})
+    # every op once is the least possible compute cost: this plan is optimal when it fits
+    cost = g.total_cost()
+    return Result("none", "optimal", plan=plan, objective=cost, lower_bound=cost, gap=0.0,
+                  backend=placement, stats={"placement": placement})

@@ -1,0 +1,16 @@
+"""Errors that reach the user as one line (exit 2), never as a traceback."""
+
+
+class UserError(Exception):
+    """Bad input from the user: unknown model, bad ratio, malformed file, infeasible budget.
+
+    The CLI prints ``str(exc)`` on one line and exits 2; library callers can catch it.
+    """
+
+
+class GraphError(UserError):
+    """A graph fails a structural check; the message names the fault and the id."""
+
+
+class PlanFormatError(UserError):
+    """A plan file is malformed or does not belong to the given graph."""
