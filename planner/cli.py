@@ -1,0 +1,50 @@
+"""Command line: ``python -m planner COMMAND ...`` (also the ``coop-planner`` script).
+
+Each command lives in ``planner/commands/NAME.py`` with ``add_parser(subparsers)`` and
+``run(args) -> int``. User errors print one line on stderr and exit 2, with no traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from .errors import UserError
+
+# Order is the order of `--help`.
+COMMANDS = ("list", "info", "profile", "solve", "validate", "execute", "study", "plot", "import", "alloc")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's usage dump is not one line
+        raise UserError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="planner", description="Coop Planner: rematerialization and address planning for training memory")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            mod = importlib.import_module(f"planner.commands.{name.replace('-', '_')}_cmd")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"planner.commands.{name.replace('-', '_')}_cmd":
+                continue  # command not built yet
+            raise
+        mod.add_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                            format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

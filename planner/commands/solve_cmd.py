@@ -1,0 +1,99 @@
+"""`planner solve`: run one method at one budget, validate, print and optionally save the plan."""
+from __future__ import annotations
+
+import sys
+
+from ..analysis import baseline_peak
+from ..budget import budget_for, parse_ratio
+from ..models import load_graph_arg
+from ..params import SolveParams
+from ..registry import solve
+from .common import add_graph_args, fmt_bytes, print_json
+
+DEFAULT_METHOD = "exact"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("solve", help="plan one training step under a memory budget")
+    add_graph_args(p)
+    p.add_argument("--ratio", required=True, help="budget as a fraction of the baseline peak, in (0, 1]")
+    p.add_argument("--method", default=DEFAULT_METHOD, help=f"method name (default {DEFAULT_METHOD}; see `planner list`)")
+    p.add_argument("--time-limit", type=float, default=60.0, help="solver time limit in seconds")
+    p.add_argument("--threads", type=int, default=1, help="solver threads")
+    p.add_argument("--seed", type=int, default=0, help="solver seed")
+    p.add_argument("--solver", default="highs", choices=("highs", "cbc", "gurobi"), help="MILP/LP backend")
+    p.add_argument("--alloc-policy", default="first-fit", choices=("first-fit", "best-fit"))
+    p.add_argument("--no-sliding-window", action="store_true", help="coop: DTE's eviction instead of the window")
+    p.add_argument("--no-partition", action="store_true", help="coop: no cheap-tensor partitioning")
+    p.add_argument("--no-inplace", action="store_true", help="coop: in-place updates run out of place")
+    p.add_argument("--union-find", action="store_true", help="dtr-ideal: union-find neighbourhood approximation")
+    p.add_argument("--no-addresses", action="store_true", help="exact: remat only, memory as one number")
+    p.add_argument("--coarsen", action="store_true", help="exact: merge chains of cheap ops (labelled as such)")
+    p.add_argument("--out", help="write the plan JSON here")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.set_defaults(func=run)
+
+
+def params_from_args(args) -> SolveParams:
+    return SolveParams(
+        time_limit=args.time_limit, threads=args.threads, seed=args.seed, solver=args.solver,
+        alloc_policy=args.alloc_policy, sliding_window=not args.no_sliding_window,
+        partition=not args.no_partition, inplace=not args.no_inplace, union_find=args.union_find,
+        addresses=not args.no_addresses, coarsen=args.coarsen, verbose=getattr(args, "verbose", False))
+
+
+def run(args) -> int:
+    ratio = parse_ratio(args.ratio)
+    g = load_graph_arg(args.model, args.graph)
+    params = params_from_args(args)
+    peak = baseline_peak(g, params.alignment)
+    budget = budget_for(g, ratio, params.alignment)
+    res = solve(g, budget, args.method, params)
+    plan_path = None
+    if args.out and res.has_plan:
+        res.plan.save(args.out)
+        plan_path = args.out
+    v = res.validation or {}
+    out = {
+        "model": g.name, "method": args.method, "ratio": ratio, "budget_bytes": budget,
+        "baseline_peak_bytes": peak, "status": res.status,
+        "overhead": v.get("overhead") if res.has_plan else None,
+        "peak_bytes": v.get("peak_bytes") if res.has_plan else None,
+        "peak_address": v.get("peak_address") if res.has_plan else None,
+        "fragmentation": ({"eviction": v.get("frag_eviction"), "range": v.get("frag_range")}
+                          if res.has_plan else None),
+        "objective": res.objective if res.has_plan else None,
+        "lower_bound": res.lower_bound, "gap": res.gap, "solve_seconds": res.solve_seconds,
+        "valid": bool(v.get("valid")) if res.plan is not None else False,
+        "plan_path": plan_path, "backend": res.backend, "message": res.message,
+        "recomputations": v.get("recomputations") if res.has_plan else None,
+        "graph_hash": g.hash, "stats": res.stats,
+    }
+    if args.json:
+        print_json(out)
+    else:
+        print(f"{g.name}  method {args.method}  ratio {ratio:g}  budget {fmt_bytes(budget)} "
+              f"(baseline peak {fmt_bytes(peak)})")
+        print(f"status    {res.status}" + (f"  ({res.message})" if res.message else ""))
+        if res.has_plan:
+            print(f"overhead  {out['overhead'] * 100:.2f}%  ({out['recomputations']} recomputations, "
+                  f"cost {res.objective:.6g} s)")
+            print(f"memory    peak {fmt_bytes(out['peak_bytes'])}, peak address {fmt_bytes(out['peak_address'])}, "
+                  f"fragmentation {out['fragmentation']['eviction'] * 100:.2f}% (eviction) / "
+                  f"{out['fragmentation']['range'] * 100:.2f}% (range)")
+            print(f"valid     {out['valid']}")
+        if res.lower_bound is not None:
+            gap = f"{res.gap * 100:.3f}%" if res.gap is not None else "-"
+            print(f"bound     {res.lower_bound:.6g} s  gap {gap}")
+        for k, val in res.stats.items():
+            if isinstance(val, (int, float, str)):
+                print(f"  {k}: {val}")
+        print(f"time      {res.solve_seconds:.3f} s ({res.backend})")
+        if plan_path:
+            print(f"plan      {plan_path}")
+    if res.status in ("optimal", "feasible"):
+        return 0
+    if res.status == "error":
+        print(f"error: {res.message}", file=sys.stderr)
+        return 1
+    return 3  # infeasible / timeout: a result, not a crash
