@@ -37,7 +37,7 @@ def baseline_steps(g: Graph) -> list[Step]:
 def storage_intervals(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each storage of the baseline schedule (in-place chains share one), its bytes and the
     op interval [start, end] during which it is live; resident storages start at -1 and
-    storages holding a resident or required tensor end at len(ops).
+    storages holding a required tensor or a resident one never overwritten end at len(ops).
 
     Returns (roots, start, end) arrays indexed like ``roots`` (tensor ids owning a storage).
     """
@@ -46,6 +46,7 @@ def storage_intervals(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     last = g.last_use
     start: dict[int, int] = {}
     end: dict[int, int] = {}
+    overwritten = {t.inplace_of for t in g.tensors if t.inplace_of is not None}
     for t in g.tensors:
         r = root[t.id]
         s = -1 if t.producer is None else t.producer
@@ -53,7 +54,8 @@ def storage_intervals(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             start[r] = s
             end[r] = s
         e = max(s, last[t.id])
-        if t.producer is None or t.id in g.required_set:
+        # resident tensors stay to the end unless overwritten in place (the new version decides)
+        if (t.producer is None and t.id not in overwritten) or t.id in g.required_set:
             e = n
         end[r] = max(end[r], e)
     roots = np.fromiter(start.keys(), dtype=np.int64, count=len(start))

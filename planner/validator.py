@@ -228,7 +228,7 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
         for t in op.outputs:
             tt = T[t]
             if tt.alias_of is not None:
-                b = g.view_base[t]
+                b = tt.alias_of  # a view of a view shares the storage its direct base holds
                 if b in where:
                     attach(t, where[b])
                 elif ok:
