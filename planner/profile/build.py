@@ -1,0 +1,76 @@
+"""Zoo name -> (module, batch): the one place models are instantiated, for capture (inside a
+FakeTensorMode) and for the executor (real tensors, same seed, same weights and batch)."""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ..errors import UserError
+from .zoo import ZOO, ModelSpec
+
+DEFAULT_SEED = 0
+
+
+def get_spec(name: str) -> ModelSpec:
+    if name not in ZOO:
+        raise UserError(f"unknown model {name!r}; zoo models: {', '.join(sorted(ZOO))}")
+    return ZOO[name]
+
+
+def _torch_dtype(name: str):
+    import torch
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+def input_shapes(spec: ModelSpec, batch: int) -> list[dict[str, Any]]:
+    """The batch as recorded in Graph.meta['inputs']."""
+    return [{"name": i.name, "shape": [batch, *i.shape], "dtype": spec.dtype if i.dtype == "model" else i.dtype,
+             "high": i.high} for i in spec.inputs]
+
+
+def build_model(name: str, batch: int | None = None, seed: int = DEFAULT_SEED, device: str = "cpu"):
+    """Instantiate zoo model ``name`` and its batch: ``torch.manual_seed(seed)``, then the
+    module (random weights), then the inputs (normal floats, uniform ints in [0, high)).
+    Returns (module in train mode, tuple of inputs); ``module(*inputs)[0]`` is the loss."""
+    import torch
+
+    spec = get_spec(name)
+    batch = spec.batch if batch is None else batch
+    if batch <= 0:
+        raise UserError(f"batch must be positive, got {batch}")
+    mod_name, fn_name = spec.builder.split(":")
+    fn = getattr(importlib.import_module(mod_name), fn_name)
+    dt = _torch_dtype(spec.dtype)
+    torch.manual_seed(seed)
+    # Build in the target dtype/device directly: Module.to() cannot swap fake parameters.
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dt)
+    try:
+        with torch.device(device):
+            model = fn(**spec.config).train()
+    finally:
+        torch.set_default_dtype(old)
+    inputs = []
+    for i in spec.inputs:
+        shape = (batch, *i.shape)
+        if i.dtype == "model":
+            inputs.append(torch.randn(shape, dtype=dt, device=device))
+        else:
+            inputs.append(torch.randint(0, i.high, shape, dtype=torch.int64, device=device))
+    return model, tuple(inputs)
+
+
+def capture_model(name: str, batch: int | None = None, optimizer: str = "sgd",
+                  device_profile: str = "a100-80gb", precision: str | None = None,
+                  measure: bool = False, seed: int = DEFAULT_SEED):
+    """Capture zoo model ``name`` into a Graph (see planner.profile.capture)."""
+    from .capture import capture
+
+    spec = get_spec(name)
+    batch = spec.batch if batch is None else batch
+    if batch <= 0:
+        raise UserError(f"batch must be positive, got {batch}")
+    meta = {"batch": batch, "seed": seed, "inputs": input_shapes(spec, batch)}
+    return capture(lambda: build_model(name, batch, seed), name=name, optimizer=optimizer,
+                   device_profile=device_profile, precision=precision, dtype=spec.dtype,
+                   measure=measure, meta=meta)
