@@ -1,0 +1,90 @@
+"""One study cell: load the model, set the budget, solve through the registry (which validates
+the plan), and flatten the Result into a JSON record. Pure apart from an optional plan file."""
+from __future__ import annotations
+
+import logging
+import platform
+import time
+import traceback
+from functools import lru_cache
+from typing import Any
+
+from .spec import Cell
+
+log = logging.getLogger(__name__)
+
+RECORD_SCHEMA_VERSION = 1
+_VERSIONED = ("coop-planner", "numpy", "scipy", "highspy", "ortools", "pulp", "torch")
+
+
+@lru_cache(maxsize=1)
+def package_versions() -> dict[str, str]:
+    """Versions of the packages a result may depend on (metadata only, nothing imported)."""
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for name in _VERSIONED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "-"
+    return out
+
+
+def _scalars(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in (d or {}).items() if isinstance(v, (int, float, str, bool)) or v is None}
+
+
+def run_cell(cell: Cell, keep_plan: bool = False) -> dict[str, Any]:
+    """Solve one cell; never raises for a method failure (that becomes status ``error``).
+
+    With ``keep_plan`` the validated plan rides along as ``record['_plan']`` (a dict) for the
+    runner to store next to the record."""
+    from ..analysis import baseline_cost, baseline_peak, min_feasible_budget
+    from ..errors import UserError
+    from ..models import load_model
+    from ..registry import methods, solve
+
+    t0 = time.perf_counter()
+    rec: dict[str, Any] = {"kind": "study-cell", "schema_version": RECORD_SCHEMA_VERSION, "key": cell.key,
+                           **cell.key, "versions": package_versions()}
+    try:
+        info = methods().get(cell.base_method)
+        rec["method_kind"] = info.kind if info else "?"
+        g = load_model(cell.model)
+        params = cell.params()
+        peak = baseline_peak(g, params.alignment)
+        budget = int(cell.ratio * peak)
+        mb = min_feasible_budget(g, params.alignment)
+        rec.update(graph_hash=g.hash, n_ops=len(g.ops), n_tensors=len(g.tensors), baseline_peak_bytes=peak,
+                   budget_bytes=budget, min_budget_bytes=mb.bytes, baseline_cost=baseline_cost(g))
+        if budget < mb.bytes:
+            # no plan of any method can exist: recorded as a proven infeasibility, not an error
+            rec.update(status="infeasible", message=f"below the minimum feasible budget "
+                       f"(ratio {mb.bytes / peak:.4f})", solve_seconds=0.0, backend="analysis")
+        else:
+            res = solve(g, budget, cell.base_method, params)
+            v = res.validation or {}
+            has = res.has_plan
+            rec.update(
+                status=res.status, objective=res.objective if has else None,
+                lower_bound=res.lower_bound, gap=res.gap, solve_seconds=res.solve_seconds,
+                backend=res.backend, message=res.message,
+                overhead=v.get("overhead") if has else None, peak_bytes=v.get("peak_bytes") if has else None,
+                peak_address=v.get("peak_address") if has else None,
+                frag_eviction=v.get("frag_eviction") if has else None,
+                frag_range=v.get("frag_range") if has else None,
+                evictions=v.get("evictions") if has else None,
+                recomputations=v.get("recomputations") if has else None,
+                valid=bool(v.get("valid")) if res.plan is not None else None,
+                stats=_scalars(res.stats))
+            if keep_plan and has:
+                rec["_plan"] = res.plan.to_dict()
+    except UserError as exc:
+        rec.update(status="error", message=str(exc))
+    except Exception as exc:  # a crashing method is a result of the study, not the end of it
+        log.exception("cell %s crashed", cell.key)
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        rec.update(status="error", message=f"crash: {last}")
+    rec["wall_seconds"] = time.perf_counter() - t0
+    return rec

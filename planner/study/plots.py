@@ -1,0 +1,136 @@
+"""Study plots (PNG): overhead vs ratio per model with the optimum and the LP bound,
+fragmentation per method, solve time vs graph size."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from ..plotting.mpl import pyplot
+from .spec import StudySpec
+from .table import has_plan, points
+
+_MARKERS = "osD^v<>ph*Xd"
+
+
+def _style(methods: list[str]) -> dict[str, tuple[str, str]]:
+    cmap = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
+            "tab:olive", "tab:cyan", "tab:gray"]
+    return {m: (cmap[i % len(cmap)], _MARKERS[i % len(_MARKERS)]) for i, m in enumerate(methods)}
+
+
+def overhead_vs_ratio(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> None:
+    plt = pyplot()
+    pts = points(records)
+    models = [m for m in spec.models() if any(r["model"] == m for r in records)]
+    methods = [m for m in spec.methods() if m.split("/")[0] != "lp"]
+    style = _style(methods)
+    n = len(models)
+    cols = min(3, n)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.9 * rows), squeeze=False)
+    for ax, model in zip(axes.flat, models):
+        rs = [r for r in records if r["model"] == model]
+        ratios = sorted({r["ratio"] for r in rs})
+        base = {ra: pts[(model, ra)].baseline_cost for ra in ratios}
+        opt = [(ra, pts[(model, ra)].optimum / base[ra] - 1) for ra in ratios
+               if pts[(model, ra)].optimum is not None and base[ra]]
+        if opt:
+            ax.plot(*zip(*opt), color="black", lw=4, alpha=0.3, marker="o", ms=10, label="optimum (proven)",
+                    zorder=1)
+        lp = [(r["ratio"], r["lower_bound"] / base[r["ratio"]] - 1) for r in rs
+              if r["method"].split("/")[0] == "lp" and r.get("lower_bound") is not None and base[r["ratio"]]]
+        if lp:
+            lp.sort()
+            ax.plot(*zip(*lp), color="black", ls="--", lw=1.2, label="LP bound", zorder=2)
+            ax.fill_between([x for x, _ in lp], [min(0.0, y) for _, y in lp], [y for _, y in lp],
+                            color="gray", alpha=0.15, lw=0)
+        for i, m in enumerate(methods):
+            xs = [(r["ratio"], r["overhead"]) for r in rs if r["method"] == m and has_plan(r)]
+            if xs:
+                xs.sort()
+                c, mk = style[m]
+                ax.plot(*zip(*xs), marker=mk, color=c, lw=1.2, ms=5, label=m, zorder=3)
+            fails = [r["ratio"] for r in rs if r["method"] == m and not has_plan(r)]
+            if fails:
+                c, _ = style[m]
+                # a strip at the bottom of the panel (axes coordinates), one row per method
+                ax.scatter(fails, [0.03 + 0.035 * i] * len(fails), marker="x", color=c, s=28, zorder=4,
+                           transform=ax.get_xaxis_transform(), clip_on=False)
+        ax.set_title(f"{model}", fontsize=10)
+        ax.set_xlabel("memory ratio (budget / baseline peak)")
+        ax.set_ylabel("compute overhead")
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v * 100:.0f}%"))
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    handles, labels = {}, {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=min(6, len(handles)),
+               fontsize=9, frameon=False)
+    fig.suptitle(f"{spec.name}: compute overhead vs memory ratio (× in the bottom strip: no plan)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.07 if rows == 1 else 0.04, 1, 0.96))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def fragmentation(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> None:
+    plt = pyplot()
+    methods = [m for m in spec.methods() if any(r["method"] == m and has_plan(r) for r in records)]
+    fig, axes = plt.subplots(1, 2, figsize=(max(7.0, 1.3 * len(methods) * 2 + 2), 3.8), squeeze=False)
+    for ax, key, title in zip(axes[0], ("frag_eviction", "frag_range"),
+                              ("Coop's definition: free / pool at evicting allocations",
+                               "(address range − live) / range, at peak")):
+        for i, m in enumerate(methods):
+            vals = [r[key] for r in records if r["method"] == m and has_plan(r) and r.get(key) is not None]
+            if not vals:
+                continue
+            jitter = [i + 0.25 * ((k * 0.6180339) % 1.0 - 0.5) for k in range(len(vals))]
+            ax.scatter(jitter, vals, s=14, alpha=0.6, color="tab:blue", zorder=3)
+            mean = sum(vals) / len(vals)
+            ax.bar(i, mean, width=0.6, color="tab:blue", alpha=0.25, zorder=2)
+            ax.text(i, mean, f"{mean * 100:.1f}%", ha="center", va="bottom", fontsize=8)
+        ax.axhline(0.05, color="red", ls=":", lw=1, label="5% (Coop paper's claim for Coop)")
+        ax.set_xticks(range(len(methods)))
+        ax.set_xticklabels(methods, rotation=30, ha="right", fontsize=8)
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v * 100:.0f}%"))
+        ax.set_title(title, fontsize=9)
+        ax.set_ylabel("fragmentation (bar: mean; dots: cells)")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper right")
+    fig.suptitle(f"{spec.name}: fragmentation per method (cells with a plan)", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def solve_time(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> None:
+    plt = pyplot()
+    methods = spec.methods()
+    style = _style(methods)
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for m in methods:
+        c, mk = style[m]
+        for done, label in ((True, m), (False, None)):
+            xs = [(r["n_ops"], max(r.get("solve_seconds") or r.get("wall_seconds") or 1e-3, 1e-3)) for r in records
+                  if r["method"] == m and r.get("n_ops") and (r.get("status") != "timeout") == done]
+            if xs:
+                ax.scatter(*zip(*xs), marker=mk, s=26, label=label,
+                           facecolors=c if done else "none", edgecolors=c, alpha=0.8)
+    ax.axhline(spec.time_limit, color="red", ls=":", lw=1, label=f"time limit {spec.time_limit:g} s")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("graph size (ops)")
+    ax.set_ylabel("solve seconds (hollow: timeout)")
+    ax.set_title(f"{spec.name}: solve time vs graph size", fontsize=11)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8, loc="upper left", ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+PLOTS = (("overhead_vs_ratio.png", overhead_vs_ratio), ("fragmentation.png", fragmentation),
+         ("solve_time.png", solve_time))

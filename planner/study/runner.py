@@ -1,0 +1,250 @@
+"""Run a study's cells in parallel workers, each finished cell written atomically as it lands.
+
+Resumable by construction: a cell whose record file exists (with the same key) is skipped, and
+records are only ever written whole (``dump_json`` renames a temp file), so interrupting a
+study loses at most the cells that were running. Two backends:
+
+- ``local`` (default): one forked process per cell, at most ``jobs`` at a time. A cell that
+  outlives its hard wall limit is killed and recorded as ``timeout``; a worker that dies
+  (out of memory, segfault in a solver) is recorded as ``error``; the study goes on.
+- ``ray``: the same cells as Ray tasks on an existing cluster (``address``) or a local one;
+  the planner package must be importable on the workers. Ray is imported only here.
+
+The library reports progress through a callback and ``logging``; drawing a progress bar is
+the CLI's business.
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import UserError
+from ..jsonio import dump_json, load_json
+from .cell import run_cell
+from .spec import Cell, StudySpec
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class Progress:
+    total: int            # cells in the study
+    done: int             # cells with a record (skipped + finished in this run)
+    skipped: int          # cells already on disk when the run started
+    running: int          # cells in flight now
+    elapsed: float        # seconds since this run started
+    eta: float | None     # seconds left, from this run's throughput (None before the first cell)
+
+
+ProgressFn = Callable[[Progress, dict[str, Any] | None], None]
+
+
+@dataclass
+class StudyRun:
+    out_dir: Path
+    records: list[dict[str, Any]]          # one per cell of the spec, in spec order
+    ran: int                               # cells computed in this run
+    skipped: int                           # cells found on disk
+    wall_seconds: float                    # this run's wall time
+    notes: list[str] = field(default_factory=list)  # e.g. plots skipped and why
+
+
+def cell_path(out_dir: Path, cell: Cell) -> Path:
+    return out_dir / "cells" / cell.file_name
+
+
+def plan_path(out_dir: Path, cell: Cell) -> Path:
+    return out_dir / "plans" / (cell.file_name[: -len(".json")] + ".plan.json.gz")
+
+
+def load_record(out_dir: Path, cell: Cell) -> dict[str, Any] | None:
+    """The cell's record if it is on disk and belongs to this exact cell."""
+    p = cell_path(out_dir, cell)
+    if not p.is_file():
+        return None
+    try:
+        rec = load_json(p, "cell record")
+    except UserError as exc:  # cannot be partial (atomic writes), but may be hand-edited
+        log.warning("ignoring unreadable cell record: %s", exc)
+        return None
+    return rec if isinstance(rec, dict) and rec.get("key") == cell.key else None
+
+
+def check_writable(out_dir: Path) -> None:
+    try:
+        (out_dir / "cells").mkdir(parents=True, exist_ok=True)
+        probe = out_dir / ".write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UserError(f"cannot write to study folder {out_dir}: {exc.strerror or exc}") from None
+
+
+def run_study(spec: StudySpec, out_dir: str | os.PathLike, jobs: int = 1, backend: str = "local",
+              address: str | None = None, progress: ProgressFn | None = None, retry_errors: bool = False,
+              outputs: bool = True) -> StudyRun:
+    """Run every cell of ``spec`` not yet in ``out_dir``, then write table, summary and plots."""
+    if backend not in BACKENDS:
+        raise UserError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    if jobs < 1:
+        raise UserError(f"--jobs must be at least 1, got {jobs}")
+    spec.check()
+    out = Path(out_dir)
+    check_writable(out)
+    spec.save(str(out / "study.json"))
+    cells = spec.cells()
+    todo: list[Cell] = []
+    for c in cells:
+        rec = load_record(out, c)
+        if rec is None or (retry_errors and rec.get("status") == "error"):
+            todo.append(c)
+    skipped = len(cells) - len(todo)
+    log.info("study %s: %d cells, %d on disk, %d to run", spec.name, len(cells), skipped, len(todo))
+    t0 = time.perf_counter()
+    state = {"finished": 0}
+
+    def report(running: int, rec: dict[str, Any] | None) -> None:
+        if rec is not None:
+            state["finished"] += 1
+        el = time.perf_counter() - t0
+        left = len(todo) - state["finished"]
+        eta = el / state["finished"] * left if state["finished"] else None
+        if progress:
+            progress(Progress(len(cells), skipped + state["finished"], skipped, running, el, eta), rec)
+
+    report(0, None)
+    if todo:
+        if backend == "local":
+            _run_local(spec, out, todo, jobs, report)
+        else:
+            _run_ray(spec, out, todo, jobs, address, report)
+    wall = time.perf_counter() - t0
+    records = [load_record(out, c) for c in cells]
+    run = StudyRun(out, [r for r in records if r is not None], len(todo), skipped, wall)
+    if outputs:
+        from .outputs import write_outputs
+
+        run.notes.extend(write_outputs(spec, out, run.records, wall_seconds=wall))
+    return run
+
+
+def _finish(out: Path, cell: Cell, rec: dict[str, Any]) -> None:
+    plan = rec.pop("_plan", None)
+    if plan is not None:
+        p = plan_path(out, cell)
+        dump_json(p, plan)
+        rec["plan_path"] = str(p.relative_to(out))
+    dump_json(cell_path(out, cell), rec)
+
+
+def _failure(cell: Cell, status: str, message: str, wall: float) -> dict[str, Any]:
+    from .cell import RECORD_SCHEMA_VERSION, package_versions
+
+    return {"kind": "study-cell", "schema_version": RECORD_SCHEMA_VERSION, "key": cell.key, **cell.key,
+            "status": status, "message": message, "wall_seconds": wall, "versions": package_versions()}
+
+
+# ---------------------------------------------------------------- local processes
+def _local_worker(cell: Cell, out: str, keep_plan: bool) -> None:
+    rec = run_cell(cell, keep_plan=keep_plan)
+    _finish(Path(out), cell, rec)
+
+
+def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) -> None:
+    # fork: workers start in milliseconds and inherit the loaded registry; spawn elsewhere
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    wall_limit = spec.cell_wall_limit()
+    pending = list(reversed(todo))
+    running: dict[Any, tuple[Cell, float]] = {}
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                c = pending.pop()
+                p = ctx.Process(target=_local_worker, args=(c, str(out), spec.save_plans), daemon=True)
+                p.start()
+                running[p] = (c, time.perf_counter())
+                report(len(running), None)
+            time.sleep(0.05)
+            for p in list(running):
+                c, started = running[p]
+                age = time.perf_counter() - started
+                if p.is_alive() and age <= wall_limit:
+                    continue
+                if p.is_alive():  # past its hard limit: kill it, record a timeout
+                    p.kill()
+                    p.join()
+                    _finish(out, c, _failure(c, "timeout", f"killed after the cell wall limit of {wall_limit:g} s "
+                                                           f"(the method did not stop at its time limit)", age))
+                else:
+                    p.join()
+                    if load_record(out, c) is None:
+                        _finish(out, c, _failure(c, "error", f"worker exited with code {p.exitcode} "
+                                                             f"without a result", age))
+                del running[p]
+                report(len(running), load_record(out, c))
+    finally:
+        for p in running:  # interrupted: stop the workers, keep every finished cell
+            p.kill()
+            p.join()
+
+
+# ---------------------------------------------------------------- ray
+def _ray_cell(key: dict[str, Any], keep_plan: bool) -> dict[str, Any]:
+    return run_cell(Cell(**key), keep_plan=keep_plan)
+
+
+def _run_ray(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, address: str | None, report) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise UserError("--backend ray needs the 'ray' package (pip install 'ray>=2.9'); "
+                        "the default --backend local needs nothing extra") from None
+    started_here = False
+    if not ray.is_initialized():
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.WARNING)
+        except Exception as exc:  # no cluster at that address, bad address...
+            raise UserError(f"cannot connect to Ray at {address or '(local)'}: {exc}".splitlines()[0]) from None
+        started_here = True
+    remote = ray.remote(num_cpus=spec.threads, max_retries=0)(_ray_cell)
+    wall_limit = spec.cell_wall_limit()
+    pending = list(reversed(todo))
+    running: dict[Any, tuple[Cell, float]] = {}
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                c = pending.pop()
+                running[remote.remote(c.key, spec.save_plans)] = (c, time.perf_counter())
+                report(len(running), None)
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=0.2)
+            for ref in ready:
+                c, started = running.pop(ref)
+                try:
+                    rec = ray.get(ref)
+                except Exception as exc:
+                    rec = _failure(c, "error", f"ray task failed: {type(exc).__name__}",
+                                   time.perf_counter() - started)
+                _finish(out, c, rec)
+                report(len(running), rec)
+            for ref in list(running):
+                c, started = running[ref]
+                age = time.perf_counter() - started
+                if age > wall_limit:
+                    ray.cancel(ref, force=True)
+                    del running[ref]
+                    rec = _failure(c, "timeout", f"cancelled after the cell wall limit of {wall_limit:g} s", age)
+                    _finish(out, c, rec)
+                    report(len(running), rec)
+    finally:
+        for ref in running:
+            ray.cancel(ref, force=True)
+        if started_here:
+            ray.shutdown()

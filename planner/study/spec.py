@@ -1,0 +1,240 @@
+"""The study description: which cells to run and with which limits, saved as ``study.json``.
+
+A study is one or more grids (models x ratios x methods); the cells are their union. A method
+entry may carry ablation flags after slashes, parsed onto ``SolveParams``:
+``coop/no-sliding-window`` (a bool field off), ``dtr-ideal/union-find`` (a bool field on),
+``coop/alloc-policy=best-fit`` (any other field). The time limit, seed and thread count are
+study-wide so that every cell of a study is comparable.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import UserError
+from ..jsonio import check_schema, dump_json, load_json
+from ..params import SolveParams
+
+STUDY_SCHEMA_VERSION = 1
+# SolveParams fields a method variant may not set: they are study-wide.
+_STUDY_WIDE = {"time_limit", "threads", "seed", "verbose"}
+_PARAM_FIELDS = {f.name: f for f in dataclasses.fields(SolveParams)}
+
+
+def parse_ratios(text: str) -> tuple[float, ...]:
+    """``0.3:0.9:0.1`` (inclusive range), ``0.3,0.5`` (list) or ``0.5``; each in (0, 1]."""
+    text = str(text).strip()
+    try:
+        if ":" in text:
+            parts = text.split(":")
+            if len(parts) != 3:
+                raise ValueError
+            lo, hi, step = (float(p) for p in parts)
+            if not (step > 0 and hi >= lo) or any(math.isnan(x) for x in (lo, hi, step)):
+                raise ValueError
+            n = int(math.floor((hi - lo) / step + 1e-9)) + 1
+            if n > 1000:
+                raise ValueError
+            vals = [round(lo + i * step, 6) for i in range(n)]
+        else:
+            vals = [round(float(p), 6) for p in text.split(",") if p.strip() != ""] if text else []
+            if not vals or len(vals) != len(text.split(",")):
+                raise ValueError
+    except ValueError:
+        raise UserError(f"malformed ratios {text!r}: use LO:HI:STEP (e.g. 0.3:0.9:0.1) or a comma list "
+                        f"(e.g. 0.3,0.5)") from None
+    for r in vals:
+        if not 0.0 < r <= 1.0:
+            raise UserError(f"ratio {r:g} in {text!r} is outside (0, 1]")
+    return tuple(dict.fromkeys(vals))  # keep order, drop repeats
+
+
+def _split_list(text: str | list | tuple, what: str) -> tuple[str, ...]:
+    items = list(text) if isinstance(text, (list, tuple)) else str(text).split(",")
+    items = [str(s).strip() for s in items]
+    if not items or any(not s for s in items):
+        raise UserError(f"malformed {what} list {text!r}: give comma-separated names")
+    return tuple(dict.fromkeys(items))
+
+
+def variant_overrides(method: str) -> tuple[str, dict[str, Any]]:
+    """``coop/no-partition`` -> ("coop", {"partition": False}); UserError on an unknown flag."""
+    base, *flags = method.split("/")
+    over: dict[str, Any] = {}
+    for flag in flags:
+        if "=" in flag:
+            key, val = flag.split("=", 1)
+        elif flag.startswith("no-"):
+            key, val = flag[3:], False
+        else:
+            key, val = flag, True
+        key = key.replace("-", "_")
+        f = _PARAM_FIELDS.get(key)
+        if f is None or key in _STUDY_WIDE or not flag:
+            raise UserError(f"unknown method flag {flag!r} in {method!r}; flags are SolveParams fields: "
+                            f"{', '.join(sorted(k.replace('_', '-') for k in _PARAM_FIELDS if k not in _STUDY_WIDE))}")
+        default = f.default
+        try:
+            if isinstance(default, bool):
+                if isinstance(val, str):
+                    if val.lower() not in ("true", "false", "1", "0"):
+                        raise ValueError
+                    val = val.lower() in ("true", "1")
+            elif isinstance(default, int):
+                val = int(val)
+            elif isinstance(default, float):
+                val = float(val)
+            elif isinstance(val, bool):
+                raise ValueError  # `--flag` without a value on a non-bool field
+        except ValueError:
+            raise UserError(f"bad value for {key} in method {method!r}") from None
+        over[key] = val
+    return base, over
+
+
+def parse_methods(text: str | list | tuple) -> tuple[str, ...]:
+    """Comma list of method entries; each base name must be registered."""
+    from ..registry import methods
+
+    items = _split_list(text, "method")
+    known = methods()
+    for m in items:
+        base, _ = variant_overrides(m)
+        if base not in known:
+            raise UserError(f"unknown method {base!r}; known methods: {', '.join(sorted(known))}")
+    return items
+
+
+def check_models(names: tuple[str, ...]) -> None:
+    """Fail early (one line) on a model name that cannot be loaded, without loading big graphs."""
+    from ..models import load_model, profile_path
+    from ..synthetic import is_synthetic, synthetic
+
+    for n in names:
+        if is_synthetic(n):
+            synthetic(n)  # raises UserError on a malformed spec
+        elif profile_path(n) is None:
+            load_model(n)  # raises the registry's one-line UserError
+
+
+@dataclass(frozen=True)
+class Grid:
+    models: tuple[str, ...]    # model names (zoo profiles or synthetic specs)
+    ratios: tuple[float, ...]  # memory ratios (budget / baseline peak)
+    methods: tuple[str, ...]   # method entries, possibly with ablation flags
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"models": list(self.models), "ratios": list(self.ratios), "methods": list(self.methods)}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "Grid":
+        return Grid(_split_list(d["models"], "model"), tuple(float(r) for r in d["ratios"]),
+                    _split_list(d["methods"], "method"))
+
+
+@dataclass(frozen=True)
+class Cell:
+    model: str
+    ratio: float
+    method: str                # method entry (base name plus flags)
+    time_limit: float          # seconds given to the method
+    seed: int = 0
+    threads: int = 1
+
+    @property
+    def base_method(self) -> str:
+        return variant_overrides(self.method)[0]
+
+    def params(self) -> SolveParams:
+        _, over = variant_overrides(self.method)
+        return SolveParams(time_limit=self.time_limit, threads=self.threads, seed=self.seed, **over)
+
+    @property
+    def key(self) -> dict[str, Any]:
+        return {"model": self.model, "ratio": self.ratio, "method": self.method,
+                "time_limit": self.time_limit, "seed": self.seed, "threads": self.threads}
+
+    @property
+    def file_name(self) -> str:
+        """Stable, filesystem-safe name; the hash keeps distinct keys apart after sanitising."""
+        h = hashlib.sha1(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:8]
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{self.model}__{self.ratio:g}__{self.method}")
+        return f"{safe}__{h}.json"
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    name: str                          # label in summaries
+    grids: tuple[Grid, ...]            # the cells are the union of these grids
+    time_limit: float = 60.0           # seconds per cell for solvers (heuristics ignore it)
+    seed: int = 0
+    threads: int = 1                   # solver threads per cell (jobs x threads <= cores)
+    wall_limit: float | None = None    # hard wall seconds per cell (kill + timeout); None: 2 x time_limit + 120
+    save_plans: bool = False           # also keep each cell's plan (plans/NAME.plan.json.gz)
+    preset: str | None = None          # preset name when made from one (adds its paper comparison)
+    schema_version: int = STUDY_SCHEMA_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)  # free-form notes (command line, comments)
+
+    def cells(self) -> list[Cell]:
+        seen: dict[tuple, Cell] = {}
+        for g in self.grids:
+            for m in g.models:
+                for r in g.ratios:
+                    for meth in g.methods:
+                        c = Cell(m, r, meth, self.time_limit, self.seed, self.threads)
+                        seen.setdefault((m, r, meth), c)
+        return list(seen.values())
+
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(m for g in self.grids for m in g.models))
+
+    def methods(self) -> list[str]:
+        return list(dict.fromkeys(m for g in self.grids for m in g.methods))
+
+    def cell_wall_limit(self) -> float:
+        return self.wall_limit if self.wall_limit is not None else 2.0 * self.time_limit + 120.0
+
+    def check(self) -> None:
+        """Names exist and values make sense; one-line UserError otherwise."""
+        if not self.grids:
+            raise UserError("a study needs at least one grid (models, ratios, methods)")
+        if not self.time_limit > 0:
+            raise UserError(f"time limit must be positive, got {self.time_limit}")
+        for g in self.grids:
+            check_models(g.models)
+            parse_methods(g.methods)
+            for r in g.ratios:
+                if not 0.0 < r <= 1.0:
+                    raise UserError(f"ratio {r:g} is outside (0, 1]")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "study", "schema_version": self.schema_version, "name": self.name,
+                "grids": [g.to_dict() for g in self.grids], "time_limit": self.time_limit,
+                "seed": self.seed, "threads": self.threads, "wall_limit": self.wall_limit,
+                "save_plans": self.save_plans, "preset": self.preset, "extra": self.extra}
+
+    def save(self, path: str) -> None:
+        dump_json(path, self.to_dict())
+
+    @staticmethod
+    def from_dict(d: dict[str, Any], source: str = "") -> "StudySpec":
+        check_schema(d, "study", STUDY_SCHEMA_VERSION, source)
+        try:
+            return StudySpec(
+                name=str(d.get("name", "study")), grids=tuple(Grid.from_dict(g) for g in d["grids"]),
+                time_limit=float(d.get("time_limit", 60.0)), seed=int(d.get("seed", 0)),
+                threads=int(d.get("threads", 1)),
+                wall_limit=None if d.get("wall_limit") is None else float(d["wall_limit"]),
+                save_plans=bool(d.get("save_plans", False)), preset=d.get("preset"),
+                extra=dict(d.get("extra") or {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UserError(f"malformed study {source}: {type(exc).__name__}: {exc}") from None
+
+    @staticmethod
+    def load(path: str) -> "StudySpec":
+        return StudySpec.from_dict(load_json(path, "study file"), str(path))

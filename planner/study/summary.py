@@ -1,0 +1,142 @@
+"""summary.md: per model and ratio, the optimum and each method's overhead and gap to it;
+the lowest supported ratio per method; problems said plainly."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..result import gap_of
+from .spec import StudySpec
+from .table import has_plan, lowest_supported, points
+
+GIB = 1024 ** 3
+
+
+def pct(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{x * 100:.{digits}f}%"
+
+
+def _cell_text(r: dict[str, Any] | None, optimum: float | None, best_bound: float | None) -> str:
+    if r is None:
+        return ""
+    if has_plan(r):
+        s = pct(r.get("overhead"))
+        if optimum:
+            ex = r["objective"] / optimum - 1.0
+            s += " (opt)" if ex < 1e-6 else f" (+{ex * 100:.1f}%)"
+        elif best_bound:
+            s += f" (gap≤{pct(gap_of(r['objective'], best_bound))})"
+        return s
+    return {"infeasible": "no plan", "timeout": "timeout", "error": "error"}.get(r.get("status", ""), "?")
+
+
+def headline(records: list[dict[str, Any]], method: str = "coop") -> list[str]:
+    """One line per model: how far ``method`` is from the proven optimum, where it is optimal."""
+    pts = points(records)
+    lines = []
+    for model in dict.fromkeys(r["model"] for r in records):
+        rs = [r for r in records if r["model"] == model and r["method"] == method]
+        if not rs:
+            continue
+        exact_at, ex = [], []
+        failed_where_opt = []
+        for r in sorted(rs, key=lambda r: r["ratio"]):
+            p = pts[(model, r["ratio"])]
+            if p.optimum is None:
+                continue
+            if has_plan(r):
+                e = r["objective"] / p.optimum - 1.0
+                ex.append((e, r["ratio"]))
+                if e < 1e-6:
+                    exact_at.append(r["ratio"])
+            else:
+                failed_where_opt.append(r["ratio"])
+        if not ex and not failed_where_opt:
+            lines.append(f"- **{model}**: no proven optimum at any ratio where {method} ran; "
+                         f"see the best-bound gaps in table.csv.")
+            continue
+        parts = []
+        if ex:
+            worst = max(ex)
+            parts.append(f"excess cost over the optimum {pct(min(ex)[0])}–{pct(worst[0])} "
+                         f"(worst at ratio {worst[1]:g})")
+        if exact_at:
+            parts.append(f"optimal at ratio {', '.join(f'{x:g}' for x in exact_at)}")
+        if failed_where_opt:
+            parts.append(f"no plan at ratio {', '.join(f'{x:g}' for x in failed_where_opt)} "
+                         f"where an optimal plan exists")
+        lines.append(f"- **{model}**: " + "; ".join(parts) + ".")
+    return lines
+
+
+def render(spec: StudySpec, records: list[dict[str, Any]], wall_seconds: float | None = None,
+           plots: list[str] | None = None, extra_sections: list[str] | None = None) -> str:
+    pts = points(records)
+    methods = spec.methods()
+    L: list[str] = [f"# Study: {spec.name}", ""]
+    cmd = spec.extra.get("command")
+    if cmd:
+        L += [f"Command: `{cmd}`", ""]
+    L += ["Rerun exactly (skips finished cells in the same folder): "
+          "`python -m planner study --spec study.json --out DIR`", ""]
+    st = Counter(r.get("status") for r in records)
+    cell_wall = sum(r.get("wall_seconds") or 0.0 for r in records)
+    L.append(f"{len(records)} cells ({', '.join(f'{k} {v}' for k, v in sorted(st.items()))}); time limit "
+             f"{spec.time_limit:g} s per cell, {spec.threads} thread(s); summed cell wall time {cell_wall:.0f} s"
+             + (f"; last run's wall time {wall_seconds:.0f} s" if wall_seconds is not None else "") + ".")
+    if records and records[0].get("versions"):
+        L.append("Versions: " + ", ".join(f"{k} {v}" for k, v in records[0]["versions"].items()) + ".")
+    L += ["", "Overhead = extra compute over the plain schedule (validated plan). In brackets: excess cost "
+          "over the proven optimum at that ratio (cost / optimum − 1; `opt` = equal to it), or, where no optimum is proven, the gap to the best bound ((cost − bound) / cost, an upper bound on the distance to the optimum). *Optimum*: the "
+          "cheapest plan proven optimal; *best bound*: the highest proven lower bound, as an overhead. "
+          "`no plan`: the method found none (proven only for exact methods); `timeout`: no plan in the "
+          "time limit.", ""]
+    L += ["## Headline: coop against the optimum", ""] + (headline(records) or ["- coop was not in this study."])
+    L.append("")
+    for model in spec.models():
+        rs = [r for r in records if r["model"] == model]
+        if not rs:
+            continue
+        any_r = next((r for r in rs if r.get("n_ops")), rs[0])
+        peak = any_r.get("baseline_peak_bytes")
+        L += [f"## {model}", "",
+              f"{any_r.get('n_ops', '?')} ops, {any_r.get('n_tensors', '?')} tensors, baseline peak "
+              f"{peak / GIB:.2f} GiB." if peak else "", ""]
+        ms = [m for m in methods if any(r["method"] == m for r in rs)]
+        L.append("| ratio | optimum | best bound | " + " | ".join(ms) + " |")
+        L.append("|---|---|---|" + "---|" * len(ms))
+        for ratio in sorted({r["ratio"] for r in rs}):
+            p = pts[(model, ratio)]
+            base = p.baseline_cost
+            if p.optimum is not None and base:
+                opt = f"{pct(p.optimum / base - 1)} ({p.optimum_by})"
+            else:
+                opt = "infeasible" if p.proven_infeasible else "unproven"
+            bb = pct(p.best_bound / base - 1, 2) if (p.best_bound is not None and base) else "-"
+            by = {r["method"]: r for r in rs if r["ratio"] == ratio}
+            L.append(f"| {ratio:g} | {opt} | {bb} | " + " | ".join(_cell_text(by.get(m), p.optimum, p.best_bound) for m in ms)
+                     + " |")
+        L.append("")
+    low = lowest_supported(records)
+    L += ["## Lowest supported ratio (smallest ratio tried with a plan)", "",
+          "| model | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
+    for model in spec.models():
+        cells = []
+        for m in methods:
+            if (model, m) not in low:
+                cells.append("")
+            else:
+                v = low[(model, m)]
+                cells.append("none" if v is None else f"{v:g}")
+        L.append(f"| {model} | " + " | ".join(cells) + " |")
+    L.append("")
+    if extra_sections:
+        L += extra_sections
+    problems = [f"- {r['model']} {r['ratio']:g} {r['method']}: {r.get('status')}: {r.get('message', '')}"
+                for r in records if r.get("status") in ("error", "timeout")]
+    problems += [f"- {m} {ratio:g}: {p.conflict}" for (m, ratio), p in pts.items() if p.conflict]
+    if problems:
+        L += ["## Problems (errors, timeouts, disagreements)", ""] + problems + [""]
+    if plots:
+        L += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]
+    return "\n".join(L)
