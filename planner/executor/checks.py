@@ -1,0 +1,288 @@
+"""Run a plan with real tensors and check it against eager PyTorch (issue 6, item 3).
+
+Checks (each named; a failed one makes ``execute`` exit non-zero naming it):
+- ``values``: loss and updated parameters / gradients / buffers / optimizer state equal the
+  eager step's. CPU: bitwise (same kernels on the same inputs in the same order; measured
+  bit-exact, REFERENCE.md §6). CUDA: within a tolerance (``TOLERANCE``; see there why).
+- ``recompute``: every recomputation reproduces the first value (bitwise fingerprint).
+- ``placement``: every output lands at its planned address inside the arena.
+- ``memory``: measured memory within the budget. CPU: the peak of arena storages live (tracked
+  step by step as the plan runs) plus temporaries held outside the arena at that moment.
+  CUDA: the plan's peak live bytes plus ``torch.cuda.max_memory_allocated`` over the step minus
+  what was allocated before it (arena included), a conservative sum.
+Figures: step time of the plan, of the plain schedule through the same executor, and of eager
+PyTorch (medians over ``repeats``); measured overhead (plan / plain schedule - 1) next to the
+overhead the plan predicts (the validator's, from the graph's cost model).
+"""
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..graph import Graph
+from ..plan import Plan
+from .arena import ExecError
+from .recipe import resident_value
+from .reference import Recipe, build, eager_reference, recipe_of, time_eager
+from .replay import Program, RunStats
+
+log = logging.getLogger(__name__)
+
+CHECKS = ("values", "recompute", "placement", "memory")
+
+#: CUDA tolerance (rtol, atol) per dtype. Eager and replay run the same ops on the same values,
+#: but cuBLAS/cuDNN may pick different algorithms for out= calls and backward kernels with
+#: atomics (embedding, index_add) sum in a nondeterministic order: differences are rounding
+#: of reductions, a few ulps (fp32 eps 1.2e-7, bf16 eps 7.8e-3) amplified by depth.
+TOLERANCE = {"float32": (1e-4, 1e-6), "bfloat16": (2e-2, 1e-3), "float16": (5e-3, 1e-4)}
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str        # one of CHECKS
+    passed: bool
+    detail: str      # what was compared, and the first difference when failed
+
+
+@dataclass(frozen=True)
+class ExecReport:
+    device: str                      # cpu | cuda
+    model: str
+    method: str
+    budget: int                      # plan budget, bytes (= arena bytes)
+    planned_peak: int                # validator peak live bytes
+    measured_peak: int               # the figure the memory check compares with the budget
+    arena_bytes: int                 # bytes of the one arena buffer
+    outside_peak: int                # peak bytes held outside the arena during the step
+    copy_ops: dict[str, int]         # aten target -> executions placed by compute-then-copy
+    copy_temp_peak: int              # largest temporary of such an op, bytes
+    rng_state_bytes: int             # saved RNG states (host memory)
+    recomputations: int
+    predicted_overhead: float        # validator: plan cost / plain cost - 1 (cost model)
+    measured_overhead: float | None  # plan time / plain-schedule time through the executor - 1
+    step_seconds: float | None       # median executor step time of the plan
+    baseline_seconds: float | None   # median executor step time of the plain schedule
+    eager_seconds: float | None      # median eager PyTorch step time
+    checks: tuple[Check, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failed(self) -> list[str]:
+        return [c.name for c in self.checks if not c.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["passed"] = self.passed
+        d["failed"] = self.failed
+        d["vs_eager"] = (self.step_seconds / self.eager_seconds) if self.step_seconds and self.eager_seconds else None
+        return d
+
+
+def default_device() -> str:
+    import torch
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def check_device(device: str | None) -> str:
+    import torch
+    device = device or default_device()
+    if device not in ("cpu", "cuda"):
+        raise ExecError(f"unknown device {device!r}; use cpu or cuda")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ExecError("--device cuda: CUDA is not available on this machine (torch "
+                        f"{torch.__version__}, no CUDA device); use --device cpu")
+    return device
+
+
+def _sync(device: str):
+    import torch
+    if device == "cuda":
+        return torch.cuda.synchronize
+    return lambda: None
+
+
+def _initial_values(g: Graph, rec: Recipe, device: str):
+    """Resident values of a fresh build and the RNG state right after building (where the eager
+    step's random stream starts). Kept on the host for CUDA so device memory holds the arena only."""
+    import torch
+    model, inputs = build(rec, device)
+    rng = torch.cuda.get_rng_state() if device == "cuda" else torch.get_rng_state()
+    init = {}
+    for t in g.tensors:
+        if t.producer is None and t.alias_of is None:
+            bind = t.meta.get("bind")
+            if bind is None:
+                raise ExecError(f"resident tensor {t.id} ({t.name}) has no 'bind' in its recipe")
+            v = resident_value(bind, model, inputs, device, t.meta)
+            init[t.id] = v.detach().to("cpu", copy=True) if device == "cuda" else v.detach().clone()
+    return init, rng, [n for n, _ in model.named_parameters()]
+
+
+def final_values(g: Graph, env: list, grad_names: list[str]) -> dict[str, Any]:
+    """Executor results named like ``reference.final_values``."""
+    out: dict[str, Any] = {}
+    grads = []
+    for t in g.required:
+        tt = g.tensors[t]
+        v = env[t]
+        if v is None:
+            raise ExecError(f"required tensor {t} ({tt.name}) is not live at the end of the plan")
+        if tt.kind == "loss":
+            out["loss"] = v
+        elif "writes" in tt.meta:
+            out[tt.meta["writes"]] = v
+        else:
+            grads.append(v)
+    if grads:
+        if len(grads) != len(grad_names):
+            raise ExecError(f"{len(grads)} required gradients but the model has {len(grad_names)} parameters")
+        out.update({f"grad:{n}": v for n, v in zip(grad_names, grads)})
+    return out
+
+
+def compare(ref: dict[str, Any], got: dict[str, Any], device: str) -> Check:
+    import torch
+    missing = sorted(set(got) - set(ref))
+    if missing:
+        return Check("values", False, f"executor produced {missing[0]}, which eager PyTorch has no value for")
+    bitwise = device == "cpu"
+    worst = 0.0
+    n = 0
+    for k, v in got.items():
+        r = ref[k]
+        v = v.detach().to("cpu")
+        if tuple(v.shape) != tuple(r.shape) or v.dtype != r.dtype:
+            return Check("values", False, f"{k}: shape/dtype {tuple(v.shape)} {v.dtype} vs eager {tuple(r.shape)} {r.dtype}")
+        same = torch.equal(v, r) or bool(((v == r) | (torch.isnan(v) & torch.isnan(r))).all()) if v.is_floating_point() \
+            else torch.equal(v, r)
+        n += 1
+        if same:
+            continue
+        diff = (v.double() - r.double()).abs().max().item() if v.numel() else 0.0
+        worst = max(worst, diff)
+        if bitwise:
+            return Check("values", False, f"{k} differs from eager PyTorch (max abs diff {diff:.3g}; CPU requires bitwise)")
+        rtol, atol = TOLERANCE.get(str(r.dtype).replace("torch.", ""), (1e-4, 1e-6))
+        if not torch.allclose(v.double(), r.double(), rtol=rtol, atol=atol):
+            return Check("values", False, f"{k} differs from eager PyTorch beyond rtol {rtol} atol {atol} (max abs diff {diff:.3g})")
+    how = "bitwise" if bitwise or worst == 0 else f"within tolerance (max abs diff {worst:.3g})"
+    missing_got = sorted(set(k for k in ref if k.startswith(("param:", "grad:", "buffer:"))) - set(got))
+    if missing_got:
+        return Check("values", False, f"eager result {missing_got[0]} has no counterpart in the plan's outputs")
+    return Check("values", True, f"{n} tensors (loss, parameters/gradients, buffers, optimizer state) equal eager PyTorch {how}")
+
+
+def _timed(prog: Program, init, rng, repeats: int, sync) -> list[float]:
+    out = []
+    for i in range(repeats + 1):
+        env = prog.reset(init, rng)
+        sync()
+        t0 = time.perf_counter()
+        prog.run(env, check=False)
+        sync()
+        if i:  # the first run warms caches and allocator
+            out.append(time.perf_counter() - t0)
+        del env
+    return out
+
+
+def _plain_plan(g: Graph, alignment: int) -> Plan:
+    """The plain schedule (method ``none``) at the smallest budget it fits among a few."""
+    from ..analysis import baseline_peak
+    from ..params import SolveParams
+    from ..registry import solve
+    peak = baseline_peak(g, alignment)
+    for f in (1.0, 1.25, 1.5, 2.0, 4.0):
+        res = solve(g, int(peak * f) + alignment, "none", SolveParams(alignment=alignment))
+        if res.has_plan:
+            return res.plan
+    raise ExecError("could not place the plain schedule for the baseline timing")
+
+
+def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
+            baseline: bool = True) -> ExecReport:
+    """Run ``plan`` on ``g``'s model with real tensors; check it and time it (``repeats`` timed
+    runs each of the plan, the plain schedule and eager PyTorch; 0 = checks only)."""
+    import torch
+    from ..validator import validate
+
+    device = check_device(device)
+    rec = recipe_of(g)
+    if plan.graph_hash != g.hash:
+        raise ExecError(f"plan is for graph {plan.graph_hash}, but {g.name}'s graph is {g.hash}")
+    rep = validate(g, plan)
+    sync = _sync(device)
+    ref = eager_reference(rec, device)
+    init, rng, grad_names = _initial_values(g, rec, device)
+    prog = Program(g, plan, device)
+    env = prog.reset(init, rng)
+    try:
+        stats: RunStats = prog.run(env, check=True)
+        values = compare(ref, final_values(g, env, grad_names), device)
+    except ExecError:
+        raise
+    except RuntimeError as exc:  # a plan can make torch fail (e.g. an op's output overlapping its input)
+        stats = RunStats()
+        values = Check("values", False, f"torch error while running the plan: {str(exc).splitlines()[0][:300]}")
+    del env
+    checks = [values]
+    checks.append(Check("recompute", not stats.recompute_mismatches,
+                        f"{stats.recomputations} recomputations reproduce their first value" if not stats.recompute_mismatches
+                        else f"{len(stats.recompute_mismatches)} recomputations differ, first: {stats.recompute_mismatches[0]}"))
+    checks.append(Check("placement", not stats.placement_errors,
+                        "every output at its planned arena address" if not stats.placement_errors
+                        else f"{len(stats.placement_errors)} outputs misplaced, first: {stats.placement_errors[0]}"))
+    notes = []
+    step_s = base_s = eager_s = None
+    measured = stats.live_peak
+    outside = stats.outside_peak
+    if device == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        env = prog.reset(init, rng)
+        torch.cuda.synchronize()
+        base_alloc = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        prog.run(env, check=False)
+        torch.cuda.synchronize()
+        extra = torch.cuda.max_memory_allocated() - base_alloc
+        del env, before
+        outside = extra
+        measured = rep.peak_bytes + extra
+        notes.append("cuda memory: planned peak live bytes + (max_memory_allocated during the step - allocated before)")
+    else:
+        notes.append("cpu memory: arena storages live (tracked per step) + temporaries outside the arena; "
+                     f"saved RNG states ({stats.rng_bytes} B host memory) reported apart; kernel-internal scratch is not visible on cpu")
+    mem_ok = measured <= plan.budget
+    checks.append(Check("memory", mem_ok,
+                        f"measured {measured} B {'<=' if mem_ok else '>'} budget {plan.budget} B"
+                        + (f" (peak at op {stats.live_peak_op})" if device == "cpu" and stats.live_peak_op is not None else "")))
+    if repeats > 0:
+        step_s = statistics.median(_timed(prog, init, rng, repeats, sync))
+        arena_bytes = prog.arena.capacity
+        del prog
+        if baseline:
+            bprog = Program(g, _plain_plan(g, plan.alignment), device)
+            base_s = statistics.median(_timed(bprog, init, rng, repeats, sync))
+            del bprog
+        eager_s = statistics.median(time_eager(rec, device, repeats, sync))
+    else:
+        arena_bytes = prog.arena.capacity
+    return ExecReport(
+        device=device, model=rec.model, method=plan.method, budget=plan.budget,
+        planned_peak=rep.peak_bytes, measured_peak=measured, arena_bytes=arena_bytes,
+        outside_peak=outside, copy_ops=dict(stats.copy_ops), copy_temp_peak=stats.copy_temp_peak,
+        rng_state_bytes=stats.rng_bytes, recomputations=stats.recomputations,
+        predicted_overhead=rep.overhead,
+        measured_overhead=(step_s / base_s - 1.0) if step_s and base_s else None,
+        step_seconds=step_s, baseline_seconds=base_s, eager_seconds=eager_s,
+        checks=tuple(checks), notes=tuple(notes),
+    )
