@@ -1,0 +1,181 @@
+"""Solving a ``Model``: HiGHS through highspy (fast build), or any PuLP solver (HiGHS, CBC,
+Gurobi when licensed). Both return the same ``MipOutcome``.
+
+HiGHS prints a banner (and its log) on stdout, which would corrupt ``--json`` output: every
+solve runs with file descriptor 1 pointed at stderr.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.errors import UserError
+from planner.params import SolveParams
+
+from .model import Model
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MipOutcome:
+    status: str                 # optimal | feasible | infeasible | timeout | error
+    x: np.ndarray | None        # best solution (None when none)
+    objective: float | None     # including the model's offset
+    bound: float | None         # best proven lower bound, including the offset
+    seconds: float
+    backend: str
+    message: str = ""
+    nodes: int = 0
+
+
+@contextlib.contextmanager
+def stdout_to_stderr():
+    """Send fd 1 to fd 2 for the duration (C libraries print there directly)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
+                cutoff: float | None = None, lp_method: str = "") -> MipOutcome:
+    """Solve with highspy. ``cutoff``: objective value (offset included) that no wanted
+    solution reaches or exceeds; the MILP then prunes on it (exact cost-fixing incumbents)."""
+    import highspy
+
+    t0 = time.perf_counter()
+    with stdout_to_stderr():
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", bool(params.verbose))
+        h.setOptionValue("log_to_console", bool(params.verbose))
+        h.setOptionValue("threads", max(1, int(params.threads)))
+        h.setOptionValue("random_seed", int(params.seed))
+        h.setOptionValue("time_limit", float(max(0.01, time_limit if time_limit is not None else params.time_limit)))
+        h.setOptionValue("mip_rel_gap", 0.0)
+        h.setOptionValue("mip_abs_gap", 1e-9)
+        if lp_method:
+            h.setOptionValue("solver", lp_method)
+        if cutoff is not None and not relax:
+            h.setOptionValue("objective_bound", float(cutoff - m.offset))
+        n = m.ncols
+        lb = np.asarray(m.lb, dtype=np.float64)
+        ub = np.asarray(m.ub, dtype=np.float64)
+        h.addVars(n, lb, ub)
+        h.changeColsCost(n, np.arange(n, dtype=np.int32), np.asarray(m.cost, dtype=np.float64))
+        starts, idx, val = m.csr()
+        if m.nrows:
+            h.addRows(m.nrows, np.asarray(m.row_lo, dtype=np.float64), np.asarray(m.row_hi, dtype=np.float64),
+                      len(idx), starts[:-1].astype(np.int32), idx, val)
+        if not relax:
+            ints = np.flatnonzero(np.asarray(m.integer))
+            if len(ints):
+                h.changeColsIntegrality(len(ints), ints.astype(np.int32),
+                                        np.full(len(ints), highspy.HighsVarType.kInteger))
+        build_s = time.perf_counter() - t0
+        h.run()
+    ms = h.getModelStatus()
+    info = h.getInfo()
+    S = highspy.HighsModelStatus
+    has_sol = info.primal_solution_status == 2
+    x = np.asarray(h.getSolution().col_value) if has_sol else None
+    obj = (float(info.objective_function_value) + m.offset) if has_sol else None
+    nodes = int(getattr(info, "mip_node_count", 0) or 0)
+    if relax:
+        bound = obj if ms == S.kOptimal else None
+    else:
+        db = float(info.mip_dual_bound)
+        bound = db + m.offset if np.isfinite(db) else None
+    secs = time.perf_counter() - t0
+    log.debug("highs: status %s, build %.2fs, total %.2fs", h.modelStatusToString(ms), build_s, secs)
+    if ms == S.kOptimal:
+        return MipOutcome("optimal", x, obj, obj, secs, "highs", nodes=nodes)
+    if ms == S.kInfeasible:
+        return MipOutcome("infeasible", None, None, None, secs, "highs", "model infeasible", nodes)
+    if ms in (S.kTimeLimit, S.kInterrupt, S.kIterationLimit, S.kSolutionLimit, S.kObjectiveBound,
+              S.kObjectiveTarget) or (ms == S.kUnknown and has_sol):
+        if ms == S.kObjectiveBound and not has_sol:
+            return MipOutcome("infeasible", None, None, None, secs, "highs", "nothing below the cutoff", nodes)
+        return MipOutcome("feasible" if has_sol else "timeout", x, obj, bound, secs, "highs",
+                          h.modelStatusToString(ms), nodes)
+    return MipOutcome("error", x, obj, bound, secs, "highs", h.modelStatusToString(ms), nodes)
+
+
+def solve_pulp(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None) -> MipOutcome:
+    """Build the model through PuLP and solve it with ``params.solver`` (highs | cbc | gurobi)."""
+    import pulp
+
+    t0 = time.perf_counter()
+    prob = pulp.LpProblem("checkmate", pulp.LpMinimize)
+    cat = pulp.LpContinuous if relax else pulp.LpInteger
+    xs = [pulp.LpVariable(m.names[i], m.lb[i], m.ub[i], cat if m.integer[i] else pulp.LpContinuous)
+          for i in range(m.ncols)]
+    prob += pulp.LpAffineExpression([(xs[i], c) for i, c in enumerate(m.cost) if c]) + m.offset
+    for r in range(m.nrows):
+        e = pulp.LpAffineExpression(list(zip((xs[c] for c in m.row_idx[r]), m.row_val[r])))
+        lo, hi = m.row_lo[r], m.row_hi[r]
+        if lo == hi:
+            prob += e == hi
+        else:
+            if hi != float("inf"):
+                prob += e <= hi
+            if lo != -float("inf"):
+                prob += e >= lo
+    build_s = time.perf_counter() - t0
+    tl = float(time_limit if time_limit is not None else params.time_limit)
+    name = params.solver.lower()
+    if name == "highs":
+        solver = pulp.HiGHS(msg=bool(params.verbose), timeLimit=tl, threads=max(1, params.threads),
+                            random_seed=params.seed, mip_rel_gap=0.0)
+    elif name == "cbc":
+        solver = pulp.PULP_CBC_CMD(msg=bool(params.verbose), timeLimit=tl, threads=max(1, params.threads),
+                                   gapRel=0.0, options=[f"randomSeed {params.seed}", f"randomCbcSeed {params.seed + 1}"])
+    elif name == "gurobi":
+        solver = pulp.GUROBI(msg=bool(params.verbose), timeLimit=tl, Threads=max(1, params.threads),
+                             Seed=params.seed, MIPGap=0.0)
+        if not solver.available():
+            raise UserError("solver gurobi is not available (gurobipy with a licence is needed)")
+    else:
+        raise UserError(f"unknown solver {params.solver!r}; choose highs, cbc or gurobi")
+    with stdout_to_stderr():
+        prob.solve(solver)
+    secs = time.perf_counter() - t0
+    st = pulp.LpStatus.get(prob.status, "Undefined")
+    vals = [v.varValue for v in xs]
+    # variables in no row and no objective term are not passed to the solver (value None): 0
+    has_sol = prob.sol_status in (1, 2)
+    x = np.asarray([0.0 if v is None else v for v in vals]) if has_sol else None
+    obj = float(pulp.value(prob.objective)) if has_sol else None
+    bound = _pulp_bound(solver, prob, m, relax)
+    log.debug("pulp/%s: %s (sol_status %s), build %.2fs, total %.2fs", name, st, prob.sol_status, build_s, secs)
+    backend = f"pulp-{name}"
+    if prob.sol_status == 1 and st == "Optimal":  # proven
+        return MipOutcome("optimal", x, obj, obj, secs, backend)
+    if st == "Infeasible":
+        return MipOutcome("infeasible", None, None, None, secs, backend, "model infeasible")
+    if has_sol:
+        return MipOutcome("feasible", x, obj, bound, secs, backend, f"pulp status {st}")
+    return MipOutcome("timeout", None, None, bound, secs, backend, f"pulp status {st}")
+
+
+def _pulp_bound(solver, prob, m: Model, relax: bool) -> float | None:
+    """Best bound PuLP exposes: HiGHS keeps its model object; CBC/Gurobi through PuLP do not."""
+    h = getattr(solver, "solverModel", None) or getattr(prob, "solverModel", None)
+    if h is None or relax:
+        return None
+    try:
+        db = float(h.getInfo().mip_dual_bound)
+        return db if np.isfinite(db) else None  # PuLP passes its own constant to HiGHS
+    except Exception:  # noqa: BLE001 - not a HiGHS object
+        return None

@@ -1,0 +1,60 @@
+"""Shared steps of the formulation methods: budget checks, placing a schedule, results."""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from planner.analysis import min_feasible_budget
+from planner.graph import Graph
+from planner.params import SolveParams
+from planner.result import Result, gap_of
+
+from .problem import RematProblem
+from .schedule import Lifetimes, build_plan, lifetimes, place, stage_sequence
+
+log = logging.getLogger(__name__)
+
+
+def infeasible_reason(g: Graph, p: RematProblem, budget: int, params: SolveParams) -> str | None:
+    """A proof that no plan fits ``budget``, in one line (None when none is known)."""
+    mb = min_feasible_budget(g, params.alignment)
+    if budget < mb.bytes:
+        return f"budget {budget} is below the minimum feasible budget {mb.bytes} bytes"
+    cap = p.capacity(budget)
+    for k in range(p.n):
+        if p.out_units[k] > cap:
+            return f"op {k} ({g.ops[k].name}) alone needs more than the budget left by residents"
+    return None
+
+
+@dataclass
+class Placed:
+    lt: Lifetimes
+    offsets: dict[int, int] | None
+    status: str      # DSA status: optimal|feasible (placed), infeasible (proven), timeout
+    solver: str
+
+
+def place_stages(p: RematProblem, stages: list[list[int]], capacity: int, deadline: float,
+                 params: SolveParams) -> Placed | None:
+    """Minimal lifetimes of a stage schedule and their addresses (None: schedule not runnable)."""
+    lt = lifetimes(p, stage_sequence(stages))
+    if lt is None:
+        return None
+    left = max(0.5, deadline - time.perf_counter())
+    pl = place(lt, capacity, left, params.seed, params.threads)
+    status = pl.status if pl.offsets is None else "placed"
+    return Placed(lt, pl.offsets, status, pl.solver)
+
+
+def plan_result(method: str, p: RematProblem, placed: Placed, budget: int, status: str,
+                bound: float | None, backend: str, stats: dict, message: str = "") -> Result:
+    plan = build_plan(p, placed.lt, placed.offsets or {}, budget, method,
+                      {"placement": placed.solver})
+    obj = placed.lt.cost
+    if bound is not None:
+        bound = min(bound, obj)
+    return Result(method, status, plan=plan, objective=obj, lower_bound=bound,
+                  gap=0.0 if status == "optimal" else gap_of(obj, bound), backend=backend,
+                  message=message, stats={**stats, "placement": placed.solver})

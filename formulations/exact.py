@@ -1,0 +1,202 @@
+"""Method ``exact``: the proven optimum of the joint problem (remat + an address for every
+allocation), by decomposition.
+
+Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
+1. *Incumbent*: the plain schedule when it fits (then it is optimal: every op once), else the
+   best runtime heuristic plan (``coop``, ``dtr``, ``dte`` when registered), else the greedy of
+   ``formulations.greedy``; ``stats['incumbent']`` names the source.
+2. *Master*: Checkmate's MILP on HiGHS (highspy, 1 thread by default) with exact cost fixing
+   (slack = incumbent cost - cost of every op once; an op whose own cost reaches the slack is
+   never recomputed in a better plan, so its R columns vanish), sparsification (S/F/U and
+   dependency rows only where an op can run) and the incumbent's cost as cutoff.
+3. *Addresses*: the master's optimal schedule gets minimal lifetimes and the DSA solver
+   places them. The remat optimum is a lower bound on the joint optimum, so a schedule that
+   places is joint-optimal. When the DSA *proves* that it cannot be placed, a no-good cut on the
+   R columns excludes that stage schedule (sound: every plan with the same R has lifetimes
+   containing the minimal ones) and the master is solved again. A DSA time-out stops the loop
+   with an honest ``feasible`` (or the incumbent).
+4. Status: ``optimal`` only when proven; otherwise ``feasible`` with the MILP's bound and gap, or
+   ``timeout`` without a plan. ``params.addresses=False`` returns the remat-only optimum: its
+   plan when the DSA places it, otherwise no plan and a message (the objective is then a lower
+   bound on the joint optimum).
+
+No cap on recomputations is imposed: an op may run once per stage.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+
+from planner.graph import Graph
+from planner.params import SolveParams
+from planner.result import Result, gap_of
+
+from .backends import solve_highs
+from .common import infeasible_reason, place_stages, plan_result
+from .model import build, decode
+from .problem import extract
+
+log = logging.getLogger(__name__)
+
+HEURISTICS = ("coop", "dtr", "dte")
+
+
+def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -> tuple[Result | None, str, dict]:
+    """Best validated plan from the plain schedule, the heuristics, or the greedy."""
+    from planner import registry
+
+    tried: dict[str, object] = {}
+    res = registry.solve(g, budget, "none", params)
+    if res.has_plan:
+        return res, "none", {"none": res.objective}
+    tried["none"] = res.status
+    best: Result | None = None
+    src = ""
+    known = registry.methods()
+    if params.warm_start:
+        for name in HEURISTICS:
+            if name not in known:
+                tried[name] = "not registered"
+                continue
+            try:
+                r = registry.solve(g, budget, name, params)
+            except Exception as exc:  # noqa: BLE001 - a broken heuristic must not sink the exact solve
+                tried[name] = f"error: {exc}"[:80]
+                continue
+            tried[name] = r.objective if r.has_plan else r.status
+            if r.has_plan and (best is None or r.objective < best.objective):
+                best, src = r, name
+    from .greedy import greedy_plan
+    from .schedule import build_plan
+    from .validator_bridge import validated
+    left = max(1.0, min(0.2 * (deadline - time.perf_counter()), 20.0))
+    gp = greedy_plan(p, p.capacity(budget), left, params.seed, params.threads)
+    if gp is not None:
+        lt, offs, solver = gp
+        r = validated(g, Result("greedy", "feasible", plan=build_plan(p, lt, offs, budget, "exact"),
+                                objective=lt.cost))
+        tried["greedy"] = r.objective if r.has_plan else r.status
+        if r.has_plan and (best is None or r.objective < best.objective):
+            best, src = r, "greedy"
+    else:
+        tried["greedy"] = "no plan"
+    return best, src, tried
+
+
+def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
+    t0 = time.perf_counter()
+    deadline = t0 + params.time_limit
+    p = extract(g, params.alignment)
+    cap = p.capacity(budget)
+    why = infeasible_reason(g, p, budget, params)
+    if why:
+        return Result("exact", "infeasible", message=why, backend="bound")
+    total = float(sum(p.cost))
+    inc, src, tried = _incumbent(g, p, budget, params, deadline)
+    stats: dict = {"incumbent": src or "none found", "incumbent_costs": tried}
+    if inc is not None and src == "none":
+        plan = replace(inc.plan, method="exact")
+        return Result("exact", "optimal", plan=plan, objective=inc.objective, lower_bound=total, gap=0.0,
+                      backend="plain schedule", stats={**stats, "reason": "the plain schedule fits"})
+    inc_cost = inc.objective if inc is not None else None
+    if inc_cost is not None:
+        slack = inc_cost - total
+        rec = {k for k in range(p.n) if p.cost[k] < slack - 1e-9 * max(1.0, total)}
+    else:
+        rec = set(range(p.n))
+    stats["recomputable_ops"] = len(rec)
+    log.info("exact: %d ops, incumbent %s (%s), %d recomputable", p.n, inc_cost, src, len(rec))
+    cuts: list[list[tuple[int, int]]] = []   # excluded stage schedules: lists of (t, k) with R = 1
+    bound = None
+    rounds = 0
+    while True:
+        rounds += 1
+        left = deadline - time.perf_counter()
+        if left <= 0.05:
+            return _stop(inc, inc_cost, bound, stats, "time limit reached")
+        m = build(p, cap, rec)
+        if m is None:
+            return _proven_or_infeasible(inc, inc_cost, stats, "model infeasible before solving")
+        _add_cuts(m, cuts)
+        if rounds == 1:
+            stats["model"] = dict(m.stats)
+        out = solve_highs(m, params, time_limit=left, cutoff=inc_cost)
+        stats["milp_seconds"] = stats.get("milp_seconds", 0.0) + out.seconds
+        stats["nodes"] = stats.get("nodes", 0) + out.nodes
+        log.info("exact round %d: %s obj %s bound %s (%.1fs)", rounds, out.status, out.objective, out.bound, out.seconds)
+        if out.status == "infeasible":
+            # nothing in the model beats the cutoff: the incumbent is optimal (or nothing fits)
+            return _proven_or_infeasible(inc, inc_cost, stats, "no schedule beats the incumbent")
+        if out.bound is not None:
+            bound = out.bound if bound is None else max(bound, out.bound)
+        if out.x is None:
+            return _stop(inc, inc_cost, bound, stats, f"MILP: {out.status} {out.message}")
+        stages = decode(p, m, out.x)
+        placed = place_stages(p, stages, cap, deadline, params)
+        if placed is None:
+            return Result("exact", "error", message="MILP schedule reads a value that is not live (model bug)",
+                          stats=stats)
+        proven = out.status == "optimal"
+        if placed.offsets is not None:
+            better = inc_cost is None or placed.lt.cost < inc_cost
+            if proven:
+                lb = out.objective
+                if better:
+                    return plan_result("exact", p, placed, budget, "optimal", lb, "highs+dsa",
+                                       {**stats, "rounds": rounds, "remat_optimum": out.objective})
+                return _incumbent_result(inc, "optimal", inc_cost, stats)
+            if better:
+                return plan_result("exact", p, placed, budget, "feasible", bound, "highs+dsa",
+                                   {**stats, "rounds": rounds}, f"MILP stopped: {out.message}")
+            return _stop(inc, inc_cost, bound, stats, f"MILP stopped: {out.message}")
+        if not params.addresses and proven:
+            return Result("exact", "optimal", objective=None, lower_bound=out.objective, gap=None,
+                          backend="highs", stats={**stats, "remat_optimum": out.objective},
+                          message=(f"remat-only optimum {out.objective:.6g} proven; its schedule does not place "
+                                   f"within the budget (DSA: {placed.status}), so no plan is returned"))
+        if placed.status != "infeasible" or not proven:
+            return _stop(inc, inc_cost, bound, stats,
+                         f"schedule of cost {placed.lt.cost:.6g} not placed (DSA {placed.status})")
+        cuts.append([(t, k) for t, st in enumerate(stages) for k in st if k != t])
+        stats["nogood_cuts"] = len(cuts)
+        log.info("exact: optimal schedule does not place; cut %d added", len(cuts))
+
+
+def _add_cuts(m, cuts: list[list[tuple[int, int]]]) -> None:
+    """sum over R=1 of (1 - R) + sum over R=0 of R >= 1, on the R columns of the model."""
+    for on in cuts:
+        ons = set(on)
+        terms = []
+        rhs = 1.0
+        for key, col in m.R.items():
+            if key in ons:
+                terms.append((col, -1.0))
+                rhs -= 1.0
+            else:
+                terms.append((col, 1.0))
+        m.row(terms, rhs, float("inf"))
+
+
+def _incumbent_result(inc: Result, status: str, inc_cost: float, stats: dict, bound: float | None = None,
+                      message: str = "") -> Result:
+    plan = replace(inc.plan, method="exact")
+    lb = inc_cost if status == "optimal" else bound
+    if lb is not None:
+        lb = min(lb, inc_cost)
+    return Result("exact", status, plan=plan, objective=inc_cost, lower_bound=lb,
+                  gap=0.0 if status == "optimal" else gap_of(inc_cost, lb), backend="highs+dsa",
+                  message=message, stats={**stats, "returned": "incumbent"})
+
+
+def _proven_or_infeasible(inc: Result | None, inc_cost: float | None, stats: dict, why: str) -> Result:
+    if inc is not None:
+        return _incumbent_result(inc, "optimal", inc_cost, stats, message=why)
+    return Result("exact", "infeasible", backend="highs", stats=stats,
+                  message="no schedule fits the budget (MILP infeasible)")
+
+
+def _stop(inc: Result | None, inc_cost: float | None, bound: float | None, stats: dict, why: str) -> Result:
+    if inc is not None:
+        return _incumbent_result(inc, "feasible", inc_cost, stats, bound, why)
+    return Result("exact", "timeout", lower_bound=bound, backend="highs", stats=stats, message=why)

@@ -1,0 +1,255 @@
+"""Checkmate's MILP over the node-level problem, as a solver-neutral sparse model.
+
+Variables (Checkmate's, per value instead of per node; see ``formulations.problem``):
+- R[t,k]  op k computed in stage t (k < t; R[t,t] = 1 is a constant, R[t,k>t] = 0),
+- S[t,v]  value v kept from stage t-1 into stage t (strictly after its producer's stage),
+- F[t,v,k] v freed right after op k in stage t (k touches v: producer or reader),
+- U[t,k]  units live right after op k in stage t (computed values only; residents are
+          taken off the capacity), chained: U[t,first] = sum S M + R M, U[t,k] = U[t,prev]
+          - sum F[t,.,prev] M + R[t,k] M_k, and U <= capacity.
+Rows: S[t+1,v] <= S[t,v] + R[t,p_v]; R[t,c] <= R[t,p_v] + S[t,v] for each value v op c reads;
+S[t,w] <= S[t,b] for a view w of b; required values present at the end of the last stage;
+F[t,v,k] <= R[t,k], F <= 1 - S[t+1,v], F <= 1 - R[t,j] for each later touch j in the stage
+(F only needs upper bounds: it only loosens memory rows, so a solver sets it to 1 exactly when
+the value really dies there). Objective: sum C_k R[t,k] (plus the constant sum C_t).
+
+``published=True`` builds every variable of Checkmate's model (R for all k < t, S for all t
+after the producer); otherwise the model is *sparsified*: R[t,k] exists only for ops in
+``recomputable`` (cost fixing decides that set), S[t,v] only up to the last stage in which a
+reader of v can run, and F/U/dependency rows only where their op can run. Both give the same
+optimum whenever ``recomputable`` contains every op some better-than-incumbent plan recomputes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .problem import RematProblem
+
+
+@dataclass
+class Model:
+    """A MILP in column/row form (rows as lists of (col, coef) with bounds)."""
+    lb: list[float] = field(default_factory=list)
+    ub: list[float] = field(default_factory=list)
+    cost: list[float] = field(default_factory=list)
+    integer: list[bool] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    row_lo: list[float] = field(default_factory=list)
+    row_hi: list[float] = field(default_factory=list)
+    row_idx: list[list[int]] = field(default_factory=list)
+    row_val: list[list[float]] = field(default_factory=list)
+    offset: float = 0.0                        # constant added to the objective
+    R: dict[tuple[int, int], int] = field(default_factory=dict)       # (t, k) -> column
+    S: dict[tuple[int, int], int] = field(default_factory=dict)       # (t, v) -> column
+    F: dict[tuple[int, int, int], int] = field(default_factory=dict)  # (t, v, k) -> column
+    stats: dict = field(default_factory=dict)
+
+    def var(self, name: str, lb: float, ub: float, cost: float = 0.0, integer: bool = True) -> int:
+        self.lb.append(lb)
+        self.ub.append(ub)
+        self.cost.append(cost)
+        self.integer.append(integer)
+        self.names.append(name)
+        return len(self.lb) - 1
+
+    def row(self, terms: list[tuple[int, float]], lo: float, hi: float) -> None:
+        self.row_idx.append([c for c, _ in terms])
+        self.row_val.append([v for _, v in terms])
+        self.row_lo.append(lo)
+        self.row_hi.append(hi)
+
+    @property
+    def ncols(self) -> int:
+        return len(self.lb)
+
+    @property
+    def nrows(self) -> int:
+        return len(self.row_lo)
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        starts = np.zeros(self.nrows + 1, dtype=np.int64)
+        starts[1:] = np.cumsum([len(r) for r in self.row_idx])
+        idx = np.fromiter((c for r in self.row_idx for c in r), dtype=np.int32, count=int(starts[-1]))
+        val = np.fromiter((c for r in self.row_val for c in r), dtype=np.float64, count=int(starts[-1]))
+        return starts, idx, val
+
+
+INF = float("inf")
+
+
+def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
+          published: bool = False) -> Model | None:
+    """Checkmate's model at ``capacity`` units. None when trivially infeasible (an op's own
+    outputs exceed the capacity). ``recomputable=None`` = every op."""
+    n, V = p.n, p.values
+    m = Model()
+    rec = set(range(n)) if recomputable is None or published else set(recomputable)
+    if capacity < 0 or any(p.out_units[k] > capacity for k in range(n)):
+        return None
+    # last stage in which value v may be needed: its readers' stages (n for required values)
+    need_until = [V[v].producer for v in range(len(V))]
+    for v in range(len(V)):
+        for c in p.touch[v]:
+            if c != V[v].producer:
+                need_until[v] = max(need_until[v], n - 1 if c in rec else c)
+    for v in p.required:
+        need_until[v] = n
+    if published:
+        need_until = [n if v in set(p.required) else n - 1 for v in range(len(V))]
+    m.offset = float(sum(p.cost))
+    # ----- R and S -----
+    for t in range(n):
+        for k in range(t):
+            if k in rec:
+                m.R[t, k] = m.var(f"R_{t}_{k}", 0, 1, p.cost[k])
+    for v, val in enumerate(V):
+        for t in range(val.producer + 1, min(need_until[v], n - 1) + 1):
+            m.S[t, v] = m.var(f"S_{t}_{v}", 0, 1)
+
+    def r_term(t: int, k: int) -> tuple[str, int | None]:
+        """('one'|'zero'|'var', col) for R[t,k]."""
+        if k == t:
+            return "one", None
+        c = m.R.get((t, k))
+        return ("var", c) if c is not None else ("zero", None)
+
+    def s_term(t: int, v: int) -> tuple[str, int | None]:
+        if t == n:
+            return ("one", None) if v in req else ("zero", None)
+        c = m.S.get((t, v))
+        return ("var", c) if c is not None else ("zero", None)
+
+    req = set(p.required)
+    # ----- keep: S[t+1,v] <= S[t,v] + R[t,p_v] (and required values present at the end) -----
+    for v, val in enumerate(V):
+        pv = val.producer
+        for t in range(pv + 1, n):
+            kind, col = s_term(t + 1, v)
+            if kind == "zero":
+                continue
+            terms: list[tuple[int, float]] = []
+            lo = -INF
+            hi = 0.0
+            if kind == "var":
+                terms.append((col, 1.0))
+            else:
+                hi = -1.0  # constant 1 on the left: 1 <= S[t] + R  ->  -S - R <= -1
+            sk, sc = s_term(t, v)
+            if sk == "var":
+                terms.append((sc, -1.0))
+            rk, rc = r_term(t, pv)
+            if rk == "var":
+                terms.append((rc, -1.0))
+            elif rk == "one":
+                continue
+            if not terms:
+                return None  # a required value cannot be present at the end
+            m.row(terms, lo, hi)
+    # views: kept view => kept base
+    for v, val in enumerate(V):
+        if val.base is None:
+            continue
+        for t in range(val.producer + 1, n):
+            wk, wc = s_term(t, v)
+            if wk != "var":
+                continue
+            bk, bc = s_term(t, val.base)
+            if bk == "var":
+                m.row([(wc, 1.0), (bc, -1.0)], -INF, 0.0)
+            elif bk == "zero":
+                m.ub[wc] = 0.0
+    # ----- dependencies: R[t,c] <= R[t,p_v] + S[t,v] -----
+    for c in range(n):
+        for t in range(c, n):
+            ck, cc = r_term(t, c)
+            if ck == "zero":
+                continue
+            for v in p.reads[c]:
+                pv = V[v].producer
+                rk, rc = r_term(t, pv)
+                if rk == "one":
+                    continue
+                sk, sc = s_term(t, v)
+                terms = []
+                if ck == "var":
+                    terms.append((cc, 1.0))
+                if rk == "var":
+                    terms.append((rc, -1.0))
+                if sk == "var":
+                    terms.append((sc, -1.0))
+                if ck == "one":
+                    if len(terms) == 0:
+                        return None  # op c must run in stage c but its input cannot be present
+                    m.row(terms, -INF, -1.0)
+                elif len(terms) == 1:
+                    m.ub[cc] = 0.0
+                else:
+                    m.row(terms, -INF, 0.0)
+    # ----- frees and memory -----
+    nf = 0
+    for t in range(n):
+        run = [k for k in range(t + 1) if r_term(t, k)[0] != "zero"]
+        frees_after: dict[int, list[tuple[int, int]]] = {}
+        for v, val in enumerate(V):
+            if val.size == 0 or val.producer > t:
+                continue
+            if t == n - 1 and v in req:
+                continue
+            tk = [k for k in p.touch[v] if k <= t and r_term(t, k)[0] != "zero"]
+            if t in p.touch[v]:
+                tk = [t]  # op t always runs in stage t: v can only die after it
+            nk, nc = s_term(t + 1, v)
+            if nk == "one":
+                continue
+            for k in tk:
+                later = [j for j in p.touch[v] if k < j <= t]
+                if any(r_term(t, j)[0] == "one" for j in later):
+                    continue
+                f = m.var(f"F_{t}_{v}_{k}", 0, 1)
+                m.F[t, v, k] = f
+                nf += 1
+                rk, rc = r_term(t, k)
+                if rk == "var":
+                    m.row([(f, 1.0), (rc, -1.0)], -INF, 0.0)
+                if nk == "var":
+                    m.row([(f, 1.0), (nc, 1.0)], -INF, 1.0)
+                for j in later:
+                    jk, jc = r_term(t, j)
+                    if jk == "var":
+                        m.row([(f, 1.0), (jc, 1.0)], -INF, 1.0)
+                frees_after.setdefault(k, []).append((f, val.size))
+        prev = None
+        for k in run:
+            u = m.var(f"U_{t}_{k}", 0, capacity, integer=False)
+            terms = [(u, 1.0)]
+            lo = hi = 0.0
+            if prev is None:
+                for v, val in enumerate(V):
+                    sk, sc = s_term(t, v)
+                    if sk == "var" and val.size:
+                        terms.append((sc, -float(val.size)))
+            else:
+                terms.append((prev, -1.0))
+                for f, size in frees_after.get(prev_k, ()):
+                    terms.append((f, float(size)))
+            rk, rc = r_term(t, k)
+            if rk == "var":
+                terms.append((rc, -float(p.out_units[k])))
+            else:
+                lo = hi = float(p.out_units[k])
+            m.row(terms, lo, hi)
+            prev, prev_k = u, k
+    m.stats = {"columns": m.ncols, "rows": m.nrows, "R": len(m.R), "S": len(m.S), "F": nf,
+               "recomputable_ops": len(rec), "published": published}
+    return m
+
+
+def decode(p: RematProblem, m: Model, x: np.ndarray | list[float]) -> list[list[int]]:
+    """Stages (lists of op ids) from a solution vector."""
+    stages = [[t] for t in range(p.n)]
+    for (t, k), c in m.R.items():
+        if x[c] > 0.5:
+            stages[t].append(k)
+    return [sorted(s) for s in stages]
