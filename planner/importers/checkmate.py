@@ -1,0 +1,101 @@
+"""Checkmate graphs (networkx node-link JSON, as published with Moccasin) -> Graph.
+
+Format (REFERENCE.md §4): ``{"directed": true, "nodes": [{"id": .., "cost_cpu": ..,
+"cost_ram": .., "backward": ..}, ...], "links" (or "edges"): [{"source": .., "target": ..}]}``;
+node ids are in topological order. Mapping:
+- each node becomes one op with one output tensor of ``cost_ram`` bytes and cost ``cost_cpu``
+  (kind ``gradient`` for backward nodes, else ``activation``); edges become inputs;
+- Checkmate graphs have no resident tensors (parameters are not modelled);
+- the sinks (nodes without successors) are the required outputs, live at the end;
+- ops are ordered by node id when that order is topological, else by a stable topological
+  sort (ids then name the op: ``Op.name`` = ``node <id>`` plus the node's name if it has one).
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from ..errors import UserError
+from ..graph import Graph, Op, Tensor, make_graph
+from ..jsonio import load_json
+
+
+def load_checkmate(path: str) -> Graph:
+    d = load_json(path, "Checkmate graph")
+    if not isinstance(d, dict) or "nodes" not in d:
+        raise UserError(f"{path}: not a networkx node-link graph (no 'nodes')")
+    links = d.get("links", d.get("edges"))
+    if links is None:
+        raise UserError(f"{path}: node-link graph without 'links' or 'edges'")
+    nodes: dict[Any, dict] = {}
+    for i, nd in enumerate(d["nodes"]):
+        if not isinstance(nd, dict) or "id" not in nd:
+            raise UserError(f"{path}: node {i} has no id")
+        for key in ("cost_cpu", "cost_ram"):
+            if key not in nd:
+                raise UserError(f"{path}: node {nd['id']!r} has no {key}")
+        try:
+            cost, ram = float(nd["cost_cpu"]), int(round(float(nd["cost_ram"])))
+        except (TypeError, ValueError):
+            raise UserError(f"{path}: node {nd['id']!r} has a non-numeric cost") from None
+        if cost < 0 or ram < 0 or cost != cost:
+            raise UserError(f"{path}: node {nd['id']!r} has a negative or NaN cost")
+        if nd["id"] in nodes:
+            raise UserError(f"{path}: node id {nd['id']!r} appears twice")
+        nodes[nd["id"]] = {**nd, "_cost": cost, "_ram": ram}
+    preds: dict[Any, list] = {k: [] for k in nodes}
+    succs: dict[Any, list] = {k: [] for k in nodes}
+    for e in links:
+        try:
+            s, t = e["source"], e["target"]
+        except (TypeError, KeyError):
+            raise UserError(f"{path}: edge without source/target: {e!r}") from None
+        if s not in nodes or t not in nodes:
+            raise UserError(f"{path}: edge {s!r} -> {t!r} names an unknown node")
+        if s == t:
+            raise UserError(f"{path}: self-loop on node {s!r}")
+        if s not in preds[t]:
+            preds[t].append(s)
+            succs[s].append(t)
+    order = _topological(nodes, preds, succs, path)
+    pos = {k: i for i, k in enumerate(order)}
+    tensors: list[Tensor] = []
+    ops: list[Op] = []
+    for j, k in enumerate(order):
+        nd = nodes[k]
+        kind = "gradient" if nd.get("backward") else "activation"
+        label = f"node {k}" + (f" {nd['name']}" if nd.get("name") else "")
+        tensors.append(Tensor(j, nd["_ram"], kind, j, name=label))
+        ins = tuple(sorted(pos[s] for s in preds[k]))
+        ops.append(Op(j, label, str(nd.get("op", "checkmate")), ins, (j,), nd["_cost"],
+                      bytes_moved=nd["_ram"] + sum(nodes[s]["_ram"] for s in preds[k]),
+                      meta={"checkmate_id": k, "backward": bool(nd.get("backward", False))}))
+    required = [pos[k] for k in order if not succs[k]]
+    return make_graph(str(path).rsplit("/", 1)[-1], tensors, ops, required,
+                      {"source": "checkmate", "path": str(path)})
+
+
+def _topological(nodes: dict, preds: dict, succs: dict, path: str) -> list:
+    """Node ids in id order if that is topological, else Kahn's algorithm (smallest id first)."""
+    ids = list(nodes)
+    try:
+        ids_sorted = sorted(ids)
+    except TypeError:
+        ids_sorted = ids
+    rank = {k: i for i, k in enumerate(ids_sorted)}
+    if all(rank[s] < rank[t] for t in nodes for s in preds[t]):
+        return ids_sorted
+    indeg = {k: len(preds[k]) for k in nodes}
+    heap = [(rank[k], k) for k in nodes if indeg[k] == 0]
+    heapq.heapify(heap)
+    out = []
+    while heap:
+        _, k = heapq.heappop(heap)
+        out.append(k)
+        for t in succs[k]:
+            indeg[t] -= 1
+            if indeg[t] == 0:
+                heapq.heappush(heap, (rank[t], t))
+    if len(out) != len(nodes):
+        raise UserError(f"{path}: the graph has a cycle")
+    return out
