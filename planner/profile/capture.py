@@ -112,9 +112,12 @@ def capture(build: Callable[[], tuple[Any, tuple]], *, name: str, optimizer: str
         "torch_version": torch.__version__.split("+")[0], "capture": CAPTURE_ROUTE,
         **(meta or {}),
     }
-    return translate(gm, sig, name=name, optimizer=optimizer, opt_config=opt_config or {},
-                     device=DEVICES[device_profile], precision=precision, measure=measure,
-                     tied=dupes, meta=full_meta)
+    g = translate(gm, sig, name=name, optimizer=optimizer, opt_config=opt_config or {},
+                  device=DEVICES[device_profile], precision=precision, tied=dupes, meta=full_meta)
+    if measure:
+        from .measure import measure_graph
+        g = measure_graph(g)
+    return g
 
 
 def _tied_parameters(module) -> dict[str, str]:

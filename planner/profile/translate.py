@@ -127,7 +127,7 @@ def _alias_source(node, out_index: int, n_returns: int):
 
 
 def translate(gm, sig, *, name: str, optimizer: str, opt_config: dict, device: DeviceProfile,
-              precision: str, measure: bool, tied: dict[str, str], meta: dict) -> Graph:
+              precision: str, tied: dict[str, str], meta: dict) -> Graph:
     import torch
 
     from .optim import append_optimizer
@@ -141,10 +141,6 @@ def translate(gm, sig, *, name: str, optimizer: str, opt_config: dict, device: D
     buffer_tid: dict[str, int] = {}
     nodes = {n.name: n for n in gm.graph.nodes}
     loss_node = nodes[sig.user_outputs[0]]  # not backward_signature.loss_output (wrong with buffers)
-    measurer = None
-    if measure:
-        from .measure import OpTimer
-        measurer = OpTimer()
     rng_count = 0
     phase = "fwd"
 
@@ -177,7 +173,7 @@ def translate(gm, sig, *, name: str, optimizer: str, opt_config: dict, device: D
             outs = env[src]
             env[node] = outs[idx] if isinstance(outs, list) else None
             continue
-        _add_op(b, node, env, device, precision, measurer, phase, rng_count)
+        _add_op(b, node, env, device, precision, phase, rng_count)
         if b.o[-1]["random"]:
             rng_count += 1
         if node is loss_node or (loss_node.target is operator.getitem and node is loss_node.args[0]):
@@ -195,14 +191,11 @@ def translate(gm, sig, *, name: str, optimizer: str, opt_config: dict, device: D
     required += _buffer_updates(b, sig, nodes, env, buffer_tid)
     order = [fqn for fqn in sig.parameters if fqn in param_tid]
     required += append_optimizer(b, optimizer, opt_config, order, param_tid, grads, device, precision, meta)
-    if measurer is not None:
-        meta["cost_source"] = f"measured:{measurer.device_name}"
-    else:
-        meta["cost_source"] = f"analytical:{device.name}:{precision}"
+    meta["cost_source"] = f"analytical:{device.name}:{precision}"  # measure.py replaces it
     return b.build(name, required, meta)
 
 
-def _add_op(b: GraphBuilder, node, env: dict, device: DeviceProfile, precision: str, measurer,
+def _add_op(b: GraphBuilder, node, env: dict, device: DeviceProfile, precision: str,
             phase: str, rng_count: int) -> None:
     import torch
 
@@ -264,10 +257,7 @@ def _add_op(b: GraphBuilder, node, env: dict, device: DeviceProfile, precision: 
     flops = count_flops(target, _vals(node.args), _vals(dict(node.kwargs)), val)
     b.o[j]["flops"] = flops
     b.o[j]["bytes_moved"] = read + fresh_bytes
-    if measurer is not None:
-        b.o[j]["cost"] = measurer.time(node)
-    else:
-        b.o[j]["cost"] = analytical_time(flops, read + fresh_bytes, device, precision)
+    b.o[j]["cost"] = analytical_time(flops, read + fresh_bytes, device, precision)
 
 
 def _merge_tied_grads(b: GraphBuilder, grads: dict[str, int], tied: dict[str, str], device, precision) -> dict[str, int]:

@@ -1,0 +1,83 @@
+"""`planner profile`: capture a zoo model's training step into a graph file (regenerates
+``profiles/NAME.json.gz`` by default)."""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+from ..errors import UserError
+from .common import fmt_bytes, print_json
+
+log = logging.getLogger(__name__)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("profile", help="capture a zoo model's training step (fake tensors) into a graph file")
+    p.add_argument("--model", required=True, help="zoo model name (see `planner list`)")
+    p.add_argument("--batch", type=int, help="batch size (default: the zoo's)")
+    p.add_argument("--optimizer", default="sgd", help="none | sgd | adam (default sgd)")
+    p.add_argument("--device-profile", default="a100-80gb", help="a100-80gb | h100 | h200 (default a100-80gb)")
+    p.add_argument("--precision", help="fp32 | tf32 | bf16 peak to use (default: bf16 for bf16 models, else tf32)")
+    p.add_argument("--measure", action="store_true", help="time each op on this machine instead of the cost model")
+    p.add_argument("--seed", type=int, default=0, help="seed recorded for the executor (weights and batch)")
+    p.add_argument("--out", help="output graph file (default profiles/NAME.json.gz, only with default options)")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.set_defaults(func=run)
+
+
+def _check(args) -> None:
+    """Every bad input is rejected before torch is imported (fast, one line)."""
+    from ..profile.devices import DEVICES, PRECISIONS
+    from ..profile.optim import OPTIMIZERS
+    from ..profile.zoo import ZOO
+
+    if args.model not in ZOO:
+        raise UserError(f"unknown model {args.model!r}; zoo models: {', '.join(sorted(ZOO))}")
+    if args.batch is not None and args.batch <= 0:
+        raise UserError(f"--batch must be positive, got {args.batch}")
+    if args.optimizer not in OPTIMIZERS:
+        raise UserError(f"unknown optimizer {args.optimizer!r}; known: {', '.join(OPTIMIZERS)}")
+    if args.device_profile not in DEVICES:
+        raise UserError(f"unknown device profile {args.device_profile!r}; known: {', '.join(sorted(DEVICES))}")
+    if args.precision is not None and args.precision not in PRECISIONS:
+        raise UserError(f"unknown precision {args.precision!r}; known: {', '.join(PRECISIONS)}")
+
+
+def _is_default(args) -> bool:
+    from ..profile.zoo import ZOO
+    return (args.batch in (None, ZOO[args.model].batch) and args.optimizer == "sgd" and args.seed == 0
+            and args.device_profile == "a100-80gb" and args.precision is None and not args.measure)
+
+
+def run(args) -> int:
+    _check(args)
+    from ..analysis import baseline_peak
+    from ..models import PROFILES_DIR
+    from ..profile.build import capture_model
+
+    out = args.out
+    if out is None:
+        if not _is_default(args):
+            raise UserError("give --out PATH: non-default options would replace the checked-in profile")
+        out = str(PROFILES_DIR / f"{args.model}.json.gz")
+    t0 = time.perf_counter()
+    g = capture_model(args.model, args.batch, args.optimizer, args.device_profile, args.precision,
+                      args.measure, args.seed)
+    seconds = time.perf_counter() - t0
+    g.save(out)
+    T = g.tensors
+    info = {"model": g.name, "path": out, "graph_hash": g.hash, "ops": len(g.ops), "tensors": len(T),
+            "views": sum(1 for t in T if t.alias_of is not None),
+            "param_bytes": sum(t.bytes for t in T if t.kind == "param" and t.alias_of is None),
+            "baseline_peak_bytes": baseline_peak(g), "total_cost": g.total_cost(),
+            "total_flops": float(sum(o.flops for o in g.ops)), "cost_source": g.meta.get("cost_source"),
+            "capture_seconds": seconds}
+    if args.json:
+        print_json(info)
+        return 0
+    print(f"{g.name}: {info['ops']} ops, {info['tensors']} tensors ({info['views']} views), "
+          f"parameters {fmt_bytes(info['param_bytes'])}, baseline peak {fmt_bytes(info['baseline_peak_bytes'])}, "
+          f"{info['total_cost'] * 1e3:.2f} ms ({info['cost_source']}), {info['total_flops'] / 1e12:.3f} TFLOP")
+    print(f"captured in {seconds:.1f} s -> {out}")
+    return 0
