@@ -21,11 +21,6 @@ def random_graph(seed: int, n_ops: int = 12, n_params: int = 2, optimizer: bool 
     params = [tensor(rng.randint(1, 8) * KiB + rng.choice((0, 100)), "param", None, name=f"p{i}")
               for i in range(n_params)]
     x = tensor(rng.randint(1, 8) * KiB, "input", None, name="x")
-    def vb(t):
-        while tensors[t].alias_of is not None:
-            t = tensors[t].alias_of
-        return t
-
     readable = [x] + params          # tensors that may still be read
     overwritten: set[int] = set()
     nonview_act: list[int] = []      # computed non-view tensors that are not overwritten
@@ -36,13 +31,9 @@ def random_graph(seed: int, n_ops: int = 12, n_params: int = 2, optimizer: bool 
         ins = list(dict.fromkeys(rng.sample(readable, k)))
         outs: list[int] = []
         mutated: tuple[int, ...] = ()
-        # in-place targets have no views (a view outliving its overwritten base cannot be
-        # re-viewed: the plan attaches new views to the base tensor)
-        viewed = {tensors[t].alias_of for t in range(len(tensors))} | {vb(t) for t in range(len(tensors))}
-        targets = [t for t in nonview_act if t in readable and t not in viewed]
-        viewable = [t for t in readable if vb(t) not in overwritten]
-        if kind < 0.15 and viewable:
-            base = rng.choice(viewable)
+        targets = [t for t in nonview_act if t in readable]
+        if kind < 0.15 and readable:
+            base = rng.choice(readable)
             ins = [base]
             outs = [tensor(0, "activation", j, alias_of=base)]
         elif kind < 0.3 and targets:

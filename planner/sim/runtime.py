@@ -103,6 +103,7 @@ class Runtime:
         self.is_view = [t.alias_of is not None for t in T]
         self.inplace_of = [t.inplace_of for t in T]
         self.view_base = g.view_base
+        self.alias_of = [t.alias_of for t in T]
         cost = [0.0 if t.producer is None else g.ops[t.producer].cost for t in T]
         self.cost = cost
         self.blk = [-1] * n            # block holding t, -1 when not live
@@ -110,7 +111,7 @@ class Runtime:
         self.dead = bytearray(n)       # released for good (past its last use)
         self.ever = bytearray(n)       # computed at least once (or resident)
         self.op_runs = [0] * len(g.ops)
-        self.last = self._last_use()
+        self.last = g.last_use
         self.evictable_static = self._static_evictable()
         self.dies_at = self._dies_at()
         self.cheap = self._cheap() if cfg.partition else None
@@ -131,16 +132,6 @@ class Runtime:
         self.resident: list[tuple[int, int]] = []  # (tensor, block)
 
     # ----- static facts -----
-    def _last_use(self) -> list[int]:
-        """Last use of each tensor; a base tensor stays until the last use of any view of its
-        storage, because the plan attaches every new view to its base tensor (validator)."""
-        last = list(self.g.last_use)
-        vb = self.view_base
-        for t in self.g.tensors:
-            if t.alias_of is not None and last[t.id] > last[vb[t.id]]:
-                last[vb[t.id]] = last[t.id]
-        return last
-
     def _static_evictable(self) -> bytearray:
         g = self.g
         T = g.tensors
@@ -296,9 +287,9 @@ class Runtime:
         op = g.ops[j]
         lock, blk = self.lock, self.blk
         deps = list(dict.fromkeys(op.inputs))
-        for o in op.outputs:   # a new view attaches to its base tensor, which must be live
-            if self.is_view[o] and self.view_base[o] not in deps:
-                deps.append(self.view_base[o])
+        for o in op.outputs:   # a new view attaches to its direct base, which must be live
+            if self.is_view[o] and self.alias_of[o] not in deps:
+                deps.append(self.alias_of[o])
         for x in deps:
             self.materialize(x)
             lock[x] += 1
@@ -341,7 +332,7 @@ class Runtime:
             if not self.dead[x]:
                 self.nh.on_evict(x)   # memory-less evicted version, keeps its recipe
         for o in views:
-            b = blk[self.view_base[o]]
+            b = blk[self.alias_of[o]]
             if b < 0:
                 raise AssertionError(f"view {o} of a storage that is not live")
             self._attach(o, b)
@@ -386,7 +377,7 @@ class Runtime:
                 self.ever[t.id] = 1
         for t in T:
             if t.producer is None and t.alias_of is not None:
-                self._attach(t.id, self.blk[self.view_base[t.id]])
+                self._attach(t.id, self.blk[self.view_base[t.id]])  # as the validator does
                 self.ever[t.id] = 1
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, 20 * len(g.ops) + 1000))
