@@ -9,6 +9,12 @@ import traceback
 from functools import lru_cache
 from typing import Any
 
+# imported here, not in run_cell: forked workers then start with them loaded
+from .. import validator  # noqa: F401  (registry.solve imports it lazily)
+from ..analysis import baseline_cost, baseline_peak, min_feasible_budget
+from ..errors import UserError
+from ..models import load_model
+from ..registry import get_method, methods, solve
 from .spec import Cell
 
 log = logging.getLogger(__name__)
@@ -31,6 +37,21 @@ def package_versions() -> dict[str, str]:
     return out
 
 
+# Graphs loaded by the parent before it forks workers (see ``warm``): children share them.
+_GRAPHS: dict[str, Any] = {}
+
+
+def warm(models: list[str], method_names: list[str]) -> None:
+    """Load graphs, method modules and version metadata once in the parent, so that forked
+    workers start with them instead of paying for them in every cell."""
+    package_versions()
+    for m in dict.fromkeys(method_names):
+        get_method(m)
+    for name in models:
+        if name not in _GRAPHS:
+            _GRAPHS[name] = load_model(name)
+
+
 def _scalars(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in (d or {}).items() if isinstance(v, (int, float, str, bool)) or v is None}
 
@@ -40,18 +61,13 @@ def run_cell(cell: Cell, keep_plan: bool = False) -> dict[str, Any]:
 
     With ``keep_plan`` the validated plan rides along as ``record['_plan']`` (a dict) for the
     runner to store next to the record."""
-    from ..analysis import baseline_cost, baseline_peak, min_feasible_budget
-    from ..errors import UserError
-    from ..models import load_model
-    from ..registry import methods, solve
-
     t0 = time.perf_counter()
     rec: dict[str, Any] = {"kind": "study-cell", "schema_version": RECORD_SCHEMA_VERSION, "key": cell.key,
                            **cell.key, "versions": package_versions()}
     try:
         info = methods().get(cell.base_method)
         rec["method_kind"] = info.kind if info else "?"
-        g = load_model(cell.model)
+        g = _GRAPHS.get(cell.model) or load_model(cell.model)
         params = cell.params()
         peak = baseline_peak(g, params.alignment)
         budget = int(cell.ratio * peak)

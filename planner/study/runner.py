@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
+import multiprocessing.connection as mp_connection
 import os
 import time
 from dataclasses import dataclass, field
@@ -160,6 +161,10 @@ def _local_worker(cell: Cell, out: str, keep_plan: bool) -> None:
 def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) -> None:
     # fork: workers start in milliseconds and inherit the loaded registry; spawn elsewhere
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    if ctx.get_start_method() == "fork":
+        from .cell import warm
+
+        warm(list(dict.fromkeys(c.model for c in todo)), [c.base_method for c in todo])
     wall_limit = spec.cell_wall_limit()
     pending = list(reversed(todo))
     running: dict[Any, tuple[Cell, float]] = {}
@@ -171,7 +176,8 @@ def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) 
                 p.start()
                 running[p] = (c, time.perf_counter())
                 report(len(running), None)
-            time.sleep(0.05)
+            # wake as soon as a worker exits (its sentinel), or to check the wall limits
+            mp_connection.wait([p.sentinel for p in running], timeout=0.5)
             for p in list(running):
                 c, started = running[p]
                 age = time.perf_counter() - started
