@@ -229,8 +229,8 @@ def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
     except ExecError:
         raise
     except RuntimeError as exc:  # a plan can make torch fail (e.g. an op's output overlapping its input)
-        stats = RunStats()
-        values = Check("values", False, f"torch error while running the plan: {str(exc).splitlines()[0][:300]}")
+        msg = f"torch error while running the plan: {str(exc).splitlines()[0][:300]}"
+        return _failed_run(g, plan, device, rec, rep, msg)
     del env
     checks = [values]
     checks.append(Check("recompute", not stats.recompute_mismatches,
@@ -286,3 +286,15 @@ def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
         step_seconds=step_s, baseline_seconds=base_s, eager_seconds=eager_s,
         checks=tuple(checks), notes=tuple(notes),
     )
+
+
+def _failed_run(g: Graph, plan: Plan, device: str, rec: Recipe, rep, msg: str) -> ExecReport:
+    """Report of a run that torch aborted: every check fails (none could be completed)."""
+    checks = tuple(Check(n, False, msg if n == "values" else "not run: the plan did not run to the end")
+                   for n in CHECKS)
+    return ExecReport(
+        device=device, model=rec.model, method=plan.method, budget=plan.budget,
+        planned_peak=rep.peak_bytes, measured_peak=0, arena_bytes=plan.budget, outside_peak=0,
+        copy_ops={}, copy_temp_peak=0, rng_state_bytes=0, recomputations=0,
+        predicted_overhead=rep.overhead, measured_overhead=None, step_seconds=None,
+        baseline_seconds=None, eager_seconds=None, checks=checks, notes=(msg,))

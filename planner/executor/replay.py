@@ -32,6 +32,10 @@ from .recipe import ArgPlan, arg_plan, out_call_args, out_variant, resolve_targe
 log = logging.getLogger(__name__)
 
 VIEW, INPLACE, OUT, COPY = "view", "inplace", "out", "copy"
+BN, CONVB = "bn-out", "convb-out"   # ops whose out= form needs the arguments rearranged
+
+_BN_FUNCTIONAL = "aten._native_batch_norm_legit_functional.default"
+_CONV_BACKWARD = "aten.convolution_backward.default"
 
 
 @dataclass
@@ -185,7 +189,22 @@ class Program:
                 raise ExecError(f"op {j} ({op.name}): native in-place op with {len(op.outputs)} outputs")
             c.mode = INPLACE
             c.self_pos = _written_arg(fn)
-        elif (all(s is not None for _, _, s, _ in outs) and (ov := out_variant(op.target)) is not None):
+        elif (op.target == _BN_FUNCTIONAL and [o[1] for o in outs] == [(0,), (1,), (2,), (3,), (4,)]
+              and all(o[2] is not None for o in outs[:3])):
+            # functional batch norm = the in-place-stats op's out= form run on the new running
+            # stats' storage (their slot, or over the old stats when written in place): bit-exact
+            c.mode = BN
+            c.ov = resolve_target("aten._native_batch_norm_legit.out")
+        elif (op.target == _CONV_BACKWARD and [o[1] for o in outs] == [(0,), (1,)]
+              and all(o[2] is not None for o in outs)):
+            # no bias gradient wanted: the out= form needs every output, so the bias gradient is
+            # computed into a small scratch tensor outside the arena (counted as outside memory)
+            c.mode = CONVB
+            c.ov = out_variant(op.target)
+        elif (all(s is not None for _, _, s, _ in outs) and (ov := out_variant(op.target)) is not None
+              and len(outs) == len(ov.out_names)):
+            # (a functional return that is None, e.g. an unused bias gradient, has no out= form:
+            # the out= wrappers insist on a defined result for every out argument)
             c.mode, c.ov = OUT, ov
         return c
 
@@ -249,7 +268,7 @@ class Program:
                 temp = self._exec(c, env, check)
             if not check:
                 continue
-            if c.mode == COPY:
+            if c.mode in (COPY, CONVB):
                 stats.copy_ops[c.target] = stats.copy_ops.get(c.target, 0) + 1
                 stats.copy_temp_peak = max(stats.copy_temp_peak, temp)
             outside = stats.rng_bytes + temp
@@ -298,15 +317,42 @@ class Program:
             dests = [None] * len(c.ov.out_names)
             for t, path, slot, _ in outs:
                 dests[path[0] if path else 0] = slot
-            for i, d in enumerate(dests):
-                if d is None:  # a return the functional op gave as None (e.g. an unused gradient)
-                    dests[i] = _empty(self.device)
             for name, d in zip(c.ov.out_names, dests):
                 kw[name] = d
             c.ov.overload(*a, **kw)
             for t, _, slot, _ in outs:
                 env[t] = slot
             return 0
+        if c.mode == BN:
+            stats = []
+            for t, _, slot, target in c.outs[3:]:
+                old = args[3 + len(stats)]
+                if slot is not None:
+                    slot.copy_(old)
+                    stats.append(slot)
+                else:
+                    stats.append(old)
+            args[3], args[4] = stats
+            o = c.outs
+            c.ov(*args, **kwargs, out=o[0][2], save_mean=o[1][2], save_invstd=o[2][2])
+            for (t, _, slot, target), v in zip(o, (o[0][2], o[1][2], o[2][2], *stats)):
+                env[t] = v
+                if target is not None:
+                    env[target] = None
+            return 0
+        if c.mode == CONVB:
+            import torch
+            a, kw = out_call_args(c.ov, args, kwargs)
+            named = dict(zip(c.ov.names, a))
+            named.update(kw)
+            w = named["weight"]
+            n = w.shape[1] * named["groups"] if named["transposed"] else w.shape[0]
+            scratch = torch.empty(n, dtype=named["grad_output"].dtype, device=self.device)
+            named["output_mask"] = [True, True, True]
+            c.ov.overload(**named, out0=c.outs[0][2], out1=c.outs[1][2], out2=scratch)
+            env[c.outs[0][0]] = c.outs[0][2]
+            env[c.outs[1][0]] = c.outs[1][2]
+            return scratch.numel() * scratch.element_size()
         if c.mode == VIEW:
             res = c.fn(*args, **kwargs)
             for t, path, _, _ in c.outs:
@@ -356,7 +402,3 @@ def _written_arg(fn) -> int:
             return i
     raise ExecError(f"{fn} is marked in place but its schema writes no argument")
 
-
-def _empty(device: str):
-    import torch
-    return torch.empty(0, device=device)
