@@ -1,0 +1,199 @@
+"""Simulator benchmark and the Coop paper's comparisons, measured on our graphs.
+
+    python bench/bench_simulator.py                      # timing: coop/dtr/dte/dtr-ideal on the bench cases
+    python bench/bench_simulator.py --compare results/heuristics --models bert-large,unet,...
+
+Timing prints, per case and method: simulation wall time (best of --repeat), the same as a
+ratio to one independent validator replay of the realised plan (the baseline pass, run in
+this process), evictions, and search latency (mean per evicting allocation, total), with
+coop's latency as a ratio against dtr's and dte's on the same runs.
+
+--compare writes comparisons.csv and comparisons.md: per model, the lowest supported ratio
+of each method (and of coop's ablations) on a grid, coop's fragmentation there, and the
+overheads at the paper's points (BERT-Large 0.5, U-Net 0.4 with/without the sliding window).
+Graphs come from profiles/ (planner.models.load_model) or --graph-dir DIR/NAME.json.gz.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from planner.analysis import baseline_peak, min_feasible_budget  # noqa: E402
+from planner.graph import Graph  # noqa: E402
+from planner.models import load_model  # noqa: E402
+from planner.params import SolveParams  # noqa: E402
+from planner.registry import get_method, solve  # noqa: E402
+from planner.validator import validate  # noqa: E402
+
+METHODS = ("coop", "dtr", "dte", "dtr-ideal")
+VARIANTS = {  # name -> (method, params)
+    "coop": ("coop", SolveParams()),
+    "coop-no-window": ("coop", SolveParams(sliding_window=False)),
+    "coop-no-partition": ("coop", SolveParams(partition=False)),
+    "coop-no-inplace": ("coop", SolveParams(inplace=False)),
+    "dte": ("dte", SolveParams()),
+    "dtr": ("dtr", SolveParams()),
+    "dtr-ideal": ("dtr-ideal", SolveParams()),
+}
+DTR_SIM_QUOTED_S = 38.0  # DTR's Python simulator, ~8,000-op trace at ratio 0.5 (issue 4; not run here)
+
+
+def load(name: str, graph_dir: str | None) -> Graph:
+    if graph_dir:
+        for suffix in (".json.gz", ".json"):
+            p = Path(graph_dir) / f"{name}{suffix}"
+            if p.is_file():
+                return Graph.load(str(p))
+    return load_model(name)
+
+
+def timing(cases: list[tuple[str, float]], graph_dir: str | None, repeat: int) -> None:
+    for name, ratio in cases:
+        g = load(name, graph_dir)
+        budget = int(ratio * baseline_peak(g))
+        print(f"\n{name} ratio {ratio:g}: {len(g.ops)} ops, {len(g.tensors)} tensors, budget {budget / 2**30:.2f} GiB "
+              f"(min feasible ratio {min_feasible_budget(g).bytes / baseline_peak(g):.3f})")
+        rows = {}
+        for m in METHODS:
+            fn = get_method(m)
+            best, res = float("inf"), None
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                res = fn(g, budget, SolveParams())
+                best = min(best, time.perf_counter() - t0)
+            val_s = None
+            if res.plan is not None:
+                t0 = time.perf_counter()
+                rep = validate(g, res.plan)
+                val_s = time.perf_counter() - t0
+                assert rep.valid, rep.violations[:1]
+            rows[m] = (res, best, val_s)
+            st = res.stats
+            vs = f"{best / val_s:6.1f}x validate" if val_s else "   (no plan)    "
+            ov = (f"overhead {rep.overhead * 100:6.2f}%" if res.plan is not None
+                  else f"{res.status}: {res.message[:70]}")
+            print(f"  {m:10s} sim {best:6.3f} s  {vs}  evictions {st.get('evictions', 0):5d}  "
+                  f"search mean {st.get('search_latency_mean_s', 0) * 1e3:7.3f} ms total "
+                  f"{st.get('search_latency_total_s', 0):6.3f} s  {ov}")
+        c = rows["coop"][0].stats.get("search_latency_mean_s", 0)
+        for other in ("dtr", "dte"):
+            o = rows[other][0].stats.get("search_latency_mean_s", 0)
+            if c and o:
+                print(f"  search latency per eviction coop/{other}: {c / o:.2f}")
+        t = rows["coop"][1]
+        print(f"  coop simulation vs DTR's quoted simulator time ({DTR_SIM_QUOTED_S:g} s, not run here): "
+              f"{DTR_SIM_QUOTED_S / t:.0f}x faster")
+
+
+def grid(lo: float, step: float = 0.05) -> list[float]:
+    r = [round(x * step, 4) for x in range(1, int(1 / step) + 1)]
+    return [x for x in r if x >= lo - 1e-9]
+
+
+def lowest_ratio(g: Graph, variant: str, ratios: list[float]):
+    """Smallest grid ratio at which the variant finishes (scanning upwards), with its result."""
+    method, params = VARIANTS[variant]
+    peak = baseline_peak(g)
+    for r in ratios:
+        res = solve(g, int(r * peak), method, params)
+        if res.has_plan:
+            return r, res
+    return None, None
+
+
+def compare(models: list[str], graph_dir: str | None, out: str, points: list[tuple[str, float]]) -> None:
+    Path(out).mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in models:
+        g = load(name, graph_dir)
+        peak = baseline_peak(g)
+        lo = min_feasible_budget(g).bytes / peak
+        ratios = grid(lo)
+        row = {"model": name, "ops": len(g.ops), "min_feasible_ratio": round(lo, 4)}
+        for v in VARIANTS:
+            t0 = time.perf_counter()
+            r, res = lowest_ratio(g, v, ratios)
+            row[f"lowest_{v}"] = r
+            if v == "coop" and res is not None:
+                row["coop_overhead_at_lowest"] = round(res.validation["overhead"], 4)
+                row["coop_frag_eviction_at_lowest"] = round(res.validation["frag_eviction"], 4)
+                row["coop_frag_sim_at_lowest"] = round(res.stats["fragmentation_sim"], 4)
+                row["coop_frag_range_at_lowest"] = round(res.validation["frag_range"], 4)
+            print(f"{name:14s} {v:18s} lowest ratio {r}  ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+        rows.append(row)
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    with open(Path(out) / "lowest_ratio.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, keys)
+        w.writeheader()
+        w.writerows(rows)
+    prow = []
+    for name, ratio in points:
+        g = load(name, graph_dir)
+        budget = int(ratio * baseline_peak(g))
+        for v, (method, params) in VARIANTS.items():
+            res = solve(g, budget, method, params)
+            st = res.stats
+            prow.append({
+                "model": name, "ratio": ratio, "variant": v, "status": res.status,
+                "overhead": round(res.validation["overhead"], 4) if res.has_plan else None,
+                "scalar_overhead": round(st["scalar_overhead"], 4) if "scalar_overhead" in st else None,
+                "evictions": st.get("evictions"), "recomputations": st.get("recomputations"),
+                "search_mean_ms": round(st.get("search_latency_mean_s", 0) * 1e3, 4),
+                "search_total_s": round(st.get("search_latency_total_s", 0), 4),
+                "frag_sim": round(st.get("fragmentation_sim", 0), 4),
+                "frag_range": round(res.validation["frag_range"], 4) if res.has_plan else None,
+                "peak_address": res.validation["peak_address"] if res.has_plan else None,
+                "sim_s": round(res.solve_seconds, 3), "message": res.message[:160],
+            })
+            print(f"{name} {ratio} {v}: {prow[-1]['status']} {prow[-1]['overhead']}", file=sys.stderr)
+    if prow:
+        with open(Path(out) / "overheads.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, list(prow[0]))
+            w.writeheader()
+            w.writerows(prow)
+    with open(Path(out) / "comparisons.md", "w") as f:
+        f.write("# Runtime heuristics on our graphs (generated by bench/bench_simulator.py --compare)\n\n")
+        f.write("## Lowest supported ratio (grid step 0.05, from the minimum feasible ratio up)\n\n")
+        f.write("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys) + "\n")
+        for r in rows:
+            f.write("| " + " | ".join(str(r.get(k, "")) for k in keys) + " |\n")
+        if prow:
+            f.write("\n## Overheads at fixed ratios\n\n")
+            ks = [k for k in prow[0] if k != "message"]
+            f.write("| " + " | ".join(ks) + " |\n|" + "---|" * len(ks) + "\n")
+            for r in prow:
+                f.write("| " + " | ".join("" if r[k] is None else str(r[k]) for k in ks) + " |\n")
+    print(f"wrote {out}/lowest_ratio.csv, overheads.csv, comparisons.md", file=sys.stderr)
+
+
+def parse_cases(text: str) -> list[tuple[str, float]]:
+    out = []
+    for item in filter(None, text.split(",")):
+        name, ratio = item.rsplit(":", 1)
+        out.append((name, float(ratio)))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cases", default="gpt3-2.7b:0.25,bert-large:0.5", help="model:ratio list for timing")
+    ap.add_argument("--graph-dir", help="directory with NAME.json.gz graphs (default: profiles/ via load_model)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--compare", metavar="OUT_DIR", help="write the comparison tables here instead of timing")
+    ap.add_argument("--models", default="bert-large,gpt3-2.7b,resnet50,unet,swin-t,densenet121,inception-v3,bilstm")
+    ap.add_argument("--points", default="bert-large:0.5,unet:0.4,resnet50:0.3,resnet50:0.4,gpt3-2.7b:0.25",
+                    help="model:ratio list for the overhead table")
+    a = ap.parse_args()
+    if a.compare:
+        compare([m for m in a.models.split(",") if m], a.graph_dir, a.compare, parse_cases(a.points))
+    else:
+        timing(parse_cases(a.cases), a.graph_dir, a.repeat)
+
+
+if __name__ == "__main__":
+    main()
