@@ -1,0 +1,288 @@
+"""Static address assignment (DSA): give each buffer with a fixed lifespan a byte offset.
+
+Problem (minimalloc's, REFERENCE.md §3-4): buffers with half-open lifespans [lower, upper),
+sizes and alignments; buffers alive at the same time must not overlap in [offset,
+offset + size); every offset is a multiple of the buffer's alignment. With a capacity the
+question is feasibility (max(offset + size) <= capacity); without one, minimise that peak.
+
+Engines (the ``method`` of a solution says which produced it):
+- ``greedy``: TFLite's greedy-by-size best-fit (Pisarchyk & Lee 2020), the fast path;
+- ``search``: the exact depth-first search over canonical solutions (``dsa_search``);
+- ``cp-sat``: a plain CP-SAT ``add_no_overlap_2d`` model (``dsa_cpsat``), for comparison.
+
+``solve_dsa`` never passes a greedy placement off as exact: the status says what was proved,
+the method says who found it. ``check_solution`` is the independent validator.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+STATUSES = ("optimal", "feasible", "infeasible", "timeout")
+
+
+@dataclass(frozen=True)
+class Buffer:
+    id: str              # name (CSV id)
+    lower: int           # lifespan start, inclusive
+    upper: int           # lifespan end, exclusive (half-open [lower, upper))
+    size: int            # bytes
+    alignment: int = 1   # offset must be a multiple of this
+
+
+@dataclass(frozen=True)
+class DsaSolution:
+    status: str                  # "optimal" (proved), "feasible", "infeasible" (proved: no placement
+                                 # within capacity), "timeout" (none found, not proved infeasible)
+    offsets: dict[str, int] | None  # buffer id -> offset; None when no placement was found
+    peak: int | None             # max(offset + size) of the solution
+    lower_bound: int             # max live bytes over time, or better when the search proved more
+    method: str                  # engine that produced the placement (or the proof): search | cp-sat | greedy
+    seconds: float               # wall time spent
+
+
+def check_buffers(buffers: list[Buffer]) -> None:
+    """Raise ValueError naming the first malformed buffer (duplicate id, empty lifespan, ...)."""
+    seen: set[str] = set()
+    for b in buffers:
+        if b.id in seen:
+            raise ValueError(f"buffer id {b.id!r} appears twice")
+        seen.add(b.id)
+        if b.upper <= b.lower:
+            raise ValueError(f"buffer {b.id!r} has an empty lifespan [{b.lower}, {b.upper})")
+        if b.size < 0:
+            raise ValueError(f"buffer {b.id!r} has negative size {b.size}")
+        if b.alignment < 1:
+            raise ValueError(f"buffer {b.id!r} has alignment {b.alignment} (must be >= 1)")
+
+
+def live_lower_bound(buffers: list[Buffer]) -> int:
+    """The classic bound: the most bytes alive at one time (no placement can peak lower)."""
+    if not buffers:
+        return 0
+    ev: dict[int, int] = {}
+    for b in buffers:
+        ev[b.lower] = ev.get(b.lower, 0) + b.size
+        ev[b.upper] = ev.get(b.upper, 0) - b.size
+    run = best = 0
+    for t in sorted(ev):
+        run += ev[t]
+        best = max(best, run)
+    return best
+
+
+def check_solution(buffers: list[Buffer], offsets: dict[str, int] | None,
+                   capacity: int | None) -> list[str]:
+    """Independent validator: every problem with a placement, as one line each (empty = valid).
+
+    Rules: every buffer has an integer offset >= 0, a multiple of its alignment; offset + size
+    <= capacity (when given); two buffers whose lifespans intersect have disjoint address
+    ranges (zero-size buffers occupy nothing). Unknown ids in ``offsets`` are reported too.
+    """
+    if offsets is None:
+        return ["no offsets"]
+    problems: list[str] = []
+    ids = {b.id for b in buffers}
+    for k in offsets:
+        if k not in ids:
+            problems.append(f"offset given for unknown buffer {k!r}")
+    placed: list[tuple[int, int, int, int, str]] = []
+    for b in buffers:
+        if b.id not in offsets:
+            problems.append(f"buffer {b.id!r} has no offset")
+            continue
+        o = offsets[b.id]
+        if not isinstance(o, (int, np.integer)) or isinstance(o, bool):
+            problems.append(f"buffer {b.id!r} has non-integer offset {o!r}")
+            continue
+        o = int(o)
+        if o < 0:
+            problems.append(f"buffer {b.id!r} has negative offset {o}")
+        if o % b.alignment:
+            problems.append(f"buffer {b.id!r} offset {o} is not a multiple of its alignment {b.alignment}")
+        if capacity is not None and o + b.size > capacity:
+            problems.append(f"buffer {b.id!r} ends at {o + b.size}, beyond capacity {capacity}")
+        if b.size > 0:
+            placed.append((b.lower, b.upper, o, o + b.size, b.id))
+    # Sweep over time: compare each buffer with those still alive when it starts.
+    placed.sort()
+    active: list[tuple[int, int, int, int, str]] = []
+    for cur in placed:
+        active = [p for p in active if p[1] > cur[0]]
+        for p in active:
+            if p[2] < cur[3] and cur[2] < p[3]:
+                problems.append(f"buffers {p[4]!r} [{p[2]}, {p[3]}) and {cur[4]!r} [{cur[2]}, {cur[3]}) "
+                                f"overlap in address while both alive at time {cur[0]}")
+        active.append(cur)
+    return problems
+
+
+def peak_of(buffers: list[Buffer], offsets: dict[str, int]) -> int:
+    return max((offsets[b.id] + b.size for b in buffers), default=0)
+
+
+def _arrays(buffers: list[Buffer]) -> tuple[np.ndarray, ...]:
+    lo = np.array([b.lower for b in buffers], dtype=np.int64)
+    up = np.array([b.upper for b in buffers], dtype=np.int64)
+    sz = np.array([b.size for b in buffers], dtype=np.int64)
+    al = np.array([b.alignment for b in buffers], dtype=np.int64)
+    return lo, up, sz, al
+
+
+def _greedy_offsets(lo: np.ndarray, up: np.ndarray, sz: np.ndarray, al: np.ndarray) -> np.ndarray:
+    """TFLite greedy-by-size: largest first (ties: longer lifespan, then index), each into the
+    tightest gap among the buffers it overlaps in time, or on top of them if none fits."""
+    n = len(sz)
+    order = np.lexsort((np.arange(n), -(up - lo), -sz))
+    off = np.full(n, -1, dtype=np.int64)
+    done = np.zeros(n, dtype=bool)
+    for i in order.tolist():
+        s, a = int(sz[i]), int(al[i])
+        mask = done & (lo < up[i]) & (up > lo[i]) & (sz > 0)
+        best = None
+        if s > 0 and mask.any():
+            idx = np.flatnonzero(mask)
+            po, pe = off[idx], off[idx] + sz[idx]
+            k = np.argsort(po, kind="stable")
+            po, pe = po[k], pe[k]
+            # prev_end[j] = highest end among the buffers below the j-th one (gap start)
+            prev_end = np.concatenate(([0], np.maximum.accumulate(pe)[:-1]))
+            start = -(-prev_end // a) * a
+            gap = po - start
+            fits = np.flatnonzero(gap >= s)
+            if fits.size:
+                j = fits[np.argmin(gap[fits])]  # best fit: the tightest gap, lowest on ties
+                best = int(start[j])
+            else:
+                top = int(pe.max())
+                best = -(-top // a) * a
+        elif s > 0:
+            best = 0
+        off[i] = 0 if best is None else best
+        done[i] = True
+    return off
+
+
+def greedy_best_fit(buffers: list[Buffer], capacity: int | None = None) -> DsaSolution:
+    """Greedy-by-size best-fit placement (method "greedy"). Status: "optimal" when its peak meets
+    the live-bytes bound (a proof), "feasible" when it fits the capacity (or none is given),
+    "timeout" when it does not fit (the greedy proves nothing about infeasibility)."""
+    t0 = time.perf_counter()
+    check_buffers(buffers)
+    lb = live_lower_bound(buffers)
+    if not buffers:
+        return DsaSolution("optimal", {}, 0, 0, "greedy", time.perf_counter() - t0)
+    off = _greedy_offsets(*_arrays(buffers))
+    offsets = {b.id: int(o) for b, o in zip(buffers, off.tolist())}
+    peak = peak_of(buffers, offsets)
+    if capacity is not None and peak > capacity:
+        return DsaSolution("timeout", None, None, lb, "greedy", time.perf_counter() - t0)
+    status = "optimal" if peak <= lb else "feasible"
+    return DsaSolution(status, offsets, peak, lb, "greedy", time.perf_counter() - t0)
+
+
+def solve_dsa(buffers: list[Buffer], capacity: int | None = None, time_limit: float = 60.0,
+              seed: int = 0, threads: int = 1, greedy_only: bool = False,
+              engine: str = "search") -> DsaSolution:
+    """Place ``buffers``. With ``capacity``: find a placement within it (greedy first, then the
+    exact engine). Without: minimise the peak (proving optimality where the engine can).
+
+    ``engine`` picks the exact engine: "search" (default, single-threaded, deterministic for a
+    seed) or "cp-sat" (``threads`` workers; deterministic for a seed and thread count).
+    The returned solution always passed ``check_solution``.
+    """
+    t0 = time.perf_counter()
+    check_buffers(buffers)
+    if engine not in ("search", "cp-sat"):
+        raise ValueError(f"unknown DSA engine {engine!r} (search | cp-sat)")
+    deadline = t0 + max(0.0, time_limit)
+    lb = live_lower_bound(buffers)
+    if not buffers:
+        return DsaSolution("optimal", {}, 0, 0, engine, time.perf_counter() - t0)
+    if capacity is not None and (lb > capacity or max(b.size for b in buffers) > capacity):
+        return DsaSolution("infeasible", None, None, lb, engine, time.perf_counter() - t0)
+
+    greedy = greedy_best_fit(buffers, capacity)
+    if greedy.offsets is not None and (greedy_only or greedy.status == "optimal" or capacity is not None):
+        return _checked(buffers, greedy, capacity, t0)
+    if greedy_only:
+        return _checked(buffers, greedy, capacity, t0)
+
+    run = _run_search if engine == "search" else _run_cpsat
+    if capacity is not None:
+        res = run(buffers, capacity, deadline, seed, threads)
+        if res[0] == "found":
+            offsets = res[1]
+            peak = peak_of(buffers, offsets)
+            status = "optimal" if peak <= lb else "feasible"
+            return _checked(buffers, DsaSolution(status, offsets, peak, lb, engine, 0.0), capacity, t0)
+        status = "infeasible" if res[0] == "infeasible" else "timeout"
+        return DsaSolution(status, None, None, max(lb, capacity + 1) if status == "infeasible" else lb,
+                           engine, time.perf_counter() - t0)
+    return _minimise(buffers, greedy, lb, deadline, seed, threads, engine, run, t0)
+
+
+def _minimise(buffers, greedy: DsaSolution, lb: int, deadline: float, seed: int, threads: int,
+              engine: str, run, t0: float) -> DsaSolution:
+    """Bisection on the capacity between the bound and the best peak found. The bound is probed
+    first (most tight instances meet it); each proof of infeasibility at c raises the bound to c+1."""
+    best, best_peak, method = greedy.offsets, greedy.peak, "greedy"
+    lo, hi = lb, greedy.peak  # optimum in [lo, hi]; hi is achieved by ``best``
+    first = True
+    while lo < hi:
+        now = time.perf_counter()
+        if now >= deadline:
+            break
+        cap = lo if first else (lo + hi - 1) // 2
+        # The first probe (at the bound) gets a third of the time, so that bisection can still
+        # improve the incumbent when the bound is hard to reach or refute.
+        slice_end = now + (deadline - now) / 3 if first and hi - lo > 1 else deadline
+        first = False
+        status, offsets = run(buffers, cap, slice_end, seed, threads)
+        log.info("dsa probe capacity %d: %s (bound %d, best %d)", cap, status, lo, hi)
+        if status == "found":
+            best, best_peak, method = offsets, peak_of(buffers, offsets), engine
+            hi = best_peak
+        elif status == "infeasible":
+            lo = cap + 1
+        elif cap == lo and hi - lo > 1:
+            continue  # the bound probe timed out: bisect above it with the remaining time
+        else:
+            break
+    status = "optimal" if best_peak <= lo else "feasible"
+    sol = DsaSolution(status, best, best_peak, min(lo, best_peak), method, 0.0)
+    return _checked(buffers, sol, None, t0)
+
+
+def _checked(buffers: list[Buffer], sol: DsaSolution, capacity: int | None, t0: float) -> DsaSolution:
+    """Every placement leaves through the independent validator; a failure is a bug, not a result."""
+    if sol.offsets is not None:
+        problems = check_solution(buffers, sol.offsets, capacity)
+        if problems:
+            raise RuntimeError(f"DSA engine {sol.method} produced an invalid placement: {problems[0]}")
+    return DsaSolution(sol.status, sol.offsets, sol.peak, sol.lower_bound, sol.method,
+                       time.perf_counter() - t0)
+
+
+def _run_search(buffers, capacity: int, deadline: float, seed: int, threads: int):
+    from .dsa_search import search
+    lo, up, sz, al = _arrays(buffers)
+    out = search(lo, up, sz, al, capacity, deadline=deadline, seed=seed)
+    if out.status == "found":
+        return "found", {b.id: int(o) for b, o in zip(buffers, out.offsets.tolist())}
+    return out.status, None
+
+
+def _run_cpsat(buffers, capacity: int, deadline: float, seed: int, threads: int):
+    from .dsa_cpsat import cpsat_place
+    lo, up, sz, al = _arrays(buffers)
+    status, off = cpsat_place(lo, up, sz, al, capacity, max(0.01, deadline - time.perf_counter()),
+                              seed=seed, threads=threads)
+    if status == "found":
+        return "found", {b.id: int(o) for b, o in zip(buffers, off.tolist())}
+    return status, None

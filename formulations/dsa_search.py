@@ -1,0 +1,299 @@
+"""Exact DSA feasibility search: depth-first over canonical solutions (after minimalloc).
+
+Why it is complete. Take a feasible placement with the least sum of offsets. No buffer in it
+can move down, so each buffer sits at the lowest aligned offset above the buffers below it
+that it meets in time ("canonical"). List its buffers by (offset, lower): each one's offset is
+then exactly its *minimum offset* given the buffers listed before it, and offsets never
+decrease. The search enumerates such lists, so it finds that placement unless a pruning rule
+below removes it, and each rule is proved not to:
+
+- *floor*: the next buffer's offset is >= the last one's (the floor), and at equal offsets
+  lifespans go left to right (buffers at one offset do not meet in time, so any order gives
+  the same placement, and this one fills the lowest level from the left, bottom-left style);
+- *section inference*: time is cut into sections at lifespan ends; every unplaced buffer
+  covering a section lies at or above max(its minimum offset, floor), and they stack there,
+  so min over them + their total size <= capacity;
+- *dominance*: placing a buffer at offset o is pointless when another unplaced buffer b'
+  would fit entirely below o at its minimum offset (minoff(b') + size(b') <= o): moving b'
+  down there keeps the placement valid and lowers the offset sum, so the least-sum
+  placement never takes this branch;
+- *decomposition*: when no unplaced buffer crosses some time boundary, the two sides are
+  independent sub-problems (each keeps the floor); both must succeed, and the failure of
+  one fails the node without trying other choices in the other (minimalloc's partitions,
+  applied at every node, so they also appear once the long buffers are placed);
+- a lone unplaced buffer (nothing left meets it, minimalloc's "hatless" case) goes straight
+  to its minimum offset; below the floor it cannot (a least-sum placement would have it
+  there), so the branch fails.
+
+Candidates at a node are tried by minimum offset, ties by a static preorder. Runs restart
+round-robin over preorders (lifespan / size / area first, as minimalloc's "TAW,WAT,AWT"),
+with a backtrack limit that doubles after each round, so that a lucky order finds a
+placement early; only a run that finishes within its limit proves infeasibility.
+Everything is single-threaded and deterministic for a seed (apart from where a time limit
+cuts it off).
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+_BIG = np.int64(1) << np.int64(61)
+PREORDERS = ("TAW", "WAT", "AWT")  # T: lifespan, A: area, W: size (width), largest first
+
+
+class _Abort(Exception):
+    """The backtrack limit or the deadline was reached: this run proves nothing."""
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    status: str                    # "found" | "infeasible" (proved) | "timeout" (deadline first)
+    offsets: np.ndarray | None     # offset per buffer (input order) when found
+    nodes: int                     # search nodes over all runs
+    backtracks: int                # failed candidate placements over all runs
+    runs: int                      # restarts used (1 = the first run finished)
+    seconds: float                 # wall time
+
+
+def _align_up(x, a):
+    return -(-x // a) * a
+
+
+def preorder_rank(lower: np.ndarray, upper: np.ndarray, size: np.ndarray, key: str,
+                  tiebreak: np.ndarray) -> np.ndarray:
+    """rank[b]: position of b when sorted by the criteria in ``key`` (largest first)."""
+    length = upper - lower
+    cols = {"T": -length, "A": -length * size, "W": -size}
+    order = np.lexsort([tiebreak] + [cols[c] for c in reversed(key)])
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank
+
+
+class _Search:
+    """State of one feasibility search at a fixed capacity (all arrays, undo by a trail)."""
+
+    def __init__(self, lower, upper, size, align, capacity: int):
+        self.n = n = len(size)
+        self.C = int(capacity)
+        self.size = size.astype(np.int64)
+        self.al = align.astype(np.int64)
+        # Every canonical offset is a sum of sizes rounded up to alignments, hence a multiple of
+        # g: a buffer that cannot sit at the floor sits at least g above it.
+        self.g = int(np.gcd.reduce(np.concatenate([self.size, self.al])))
+        self.aligned = bool((self.al == 1).all())  # fast path: no rounding needed
+        bounds = np.unique(np.concatenate([lower, upper]))
+        self.a = np.searchsorted(bounds, lower).astype(np.int64)   # first section covered
+        self.e = np.searchsorted(bounds, upper).astype(np.int64)   # one past the last
+        self.S = S = len(bounds) - 1
+        a, e = self.a, self.e
+        # Buffers meeting b in time (b excluded): whose minimum offsets b's placement raises.
+        self.nbrs = [np.flatnonzero((a < e[b]) & (e > a[b]) & (np.arange(n) != b)) for b in range(n)]
+        self._al_nbrs = None if self.aligned else [self.al[nb] for nb in self.nbrs]
+        # (section, buffer) incidences sorted by section, plus one sentinel per section (buffer
+        # index n, value "infinitely high") so every section's segment is non-empty.
+        lens = e - a
+        owner = np.repeat(np.arange(n), lens)
+        start = np.repeat(a - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+        sect = np.arange(int(lens.sum())) + start
+        owner = np.concatenate([owner, np.full(S, n)])
+        sect = np.concatenate([sect, np.arange(S)])
+        order = np.argsort(sect, kind="stable")
+        self.pair_buf = owner[order]
+        self.sec_ptr = np.searchsorted(sect[order], np.arange(S + 1))
+        # Mutable state.
+        self.minoff = np.zeros(n, dtype=np.int64)        # lowest aligned offset above placed neighbours
+        self.unplaced = np.ones(n, dtype=bool)
+        self.offset = np.full(n, -1, dtype=np.int64)
+        self.total = np.zeros(S, dtype=np.int64)          # unplaced bytes covering each section
+        np.add.at(self.total, sect[order][self.pair_buf < n], self.size[self.pair_buf[self.pair_buf < n]])
+        self.cross = np.zeros(S + 1, dtype=np.int64)      # unplaced buffers spanning boundary j (j-1 | j)
+        d = np.zeros(S + 2, dtype=np.int64)
+        np.add.at(d, a + 1, 1)
+        np.add.at(d, e, -1)
+        self.cross = np.cumsum(d)[: S + 1]
+        self.eff = np.full(n + 1, _BIG, dtype=np.int64)   # scratch: effective lower offsets (+ sentinel)
+        self.trail: list[tuple[int, np.ndarray]] = []
+        self.nodes = 0
+        self.backtracks = 0
+        self.limit = 0
+        self.deadline = float("inf")
+        self.rank = np.arange(n)
+
+    # ----- placement and undo -----
+    def place(self, b: int, o: int) -> None:
+        s = int(self.size[b])
+        top = o + s
+        nb = self.nbrs[b]
+        old = self.minoff[nb]
+        new = top if self.aligned else _align_up(top, self._al_nbrs[b])
+        self.minoff[nb] = np.maximum(old, new)
+        a, e = self.a[b], self.e[b]
+        self.total[a:e] -= s
+        self.cross[a + 1:e] -= 1
+        self.unplaced[b] = False
+        self.offset[b] = o
+        self.trail.append((b, old))
+
+    def undo_to(self, mark: int) -> None:
+        trail = self.trail
+        while len(trail) > mark:
+            b, old = trail.pop()
+            self.minoff[self.nbrs[b]] = old
+            a, e = self.a[b], self.e[b]
+            self.total[a:e] += self.size[b]
+            self.cross[a + 1:e] += 1
+            self.unplaced[b] = True
+            self.offset[b] = -1
+
+    # ----- checks -----
+    def sections_ok(self, lo: int, hi: int, floor: int, last: int) -> bool:
+        """Section inference over [lo, hi): min effective offset + unplaced total <= C."""
+        eff = self.eff
+        mo = self.minoff
+        # At the floor only buffers right of the last one placed there can still go; the rest
+        # (and those straddling the floor) lie at least g higher.
+        at_floor = (mo == floor) & (self.a > last)
+        eff[: self.n] = np.where(mo > floor, mo, np.where(at_floor, floor, floor + self.g))
+        eff[: self.n][~self.unplaced] = _BIG
+        p0, p1 = self.sec_ptr[lo], self.sec_ptr[hi]
+        level = np.minimum.reduceat(eff[self.pair_buf[p0:p1]], self.sec_ptr[lo:hi] - p0)
+        tot = self.total[lo:hi]
+        return not bool(((level + tot > self.C) & (tot > 0)).any())
+
+    def split(self, U: np.ndarray):
+        """Independent groups of U (no unplaced buffer crosses the boundaries between them),
+        as [(ids, lo, hi)], or None when U is one group."""
+        au, eu = self.a[U], self.e[U]
+        ulo, uhi = int(au.min()), int(eu.max())
+        zeros = np.flatnonzero(self.cross[ulo + 1:uhi] == 0)
+        if zeros.size == 0:
+            return None, ulo, uhi
+        cuts = zeros + (ulo + 1)
+        lab = np.searchsorted(cuts, au, side="right")
+        groups = []
+        for g in np.unique(lab).tolist():
+            ids = U[lab == g]
+            groups.append((ids, int(self.a[ids].min()), int(self.e[ids].max())))
+        if len(groups) == 1:
+            return None, ulo, uhi
+        groups.sort(key=lambda x: len(x[0]))  # cheap groups first: a failure there is found fast
+        return groups, ulo, uhi
+
+    # ----- the search -----
+    def node(self, U: np.ndarray, lo: int, hi: int, floor: int, last: int) -> bool:
+        """Complete the placement of U (one time-connected region [lo, hi)) with every offset
+        >= floor, and at offset == floor only right of section ``last`` (where the last buffer
+        placed at the floor starts). On failure the state is as on entry."""
+        if U.size == 0:
+            return True
+        self.nodes += 1
+        if self.nodes & 63 == 0 and time.perf_counter() > self.deadline:
+            raise _Abort
+        if U.size == 1:  # nothing left meets it: straight to its minimum offset
+            b = int(U[0])
+            o = int(self.minoff[b])
+            if o < floor or (o == floor and self.a[b] <= last) or o + self.size[b] > self.C:
+                return False
+            self.place(b, o)
+            return True
+        groups, lo, hi = self.split(U)
+        mark = len(self.trail)
+        if groups is not None:
+            for ids, glo, ghi in groups:
+                if not self.node(ids, glo, ghi, floor, last):
+                    self.undo_to(mark)
+                    return False
+            return True
+        if not self.sections_ok(lo, hi, floor, last):
+            return False
+        mo = self.minoff[U]
+        key = mo + self.size[U]
+        i1 = int(np.argmin(key))
+        k1 = key[i1]
+        key[i1] = _BIG
+        k2 = key.min()
+        dom = np.full(U.size, k1)
+        dom[i1] = k2
+        omax = self.C - int(self.total[lo:hi].max())
+        ok = (mo >= floor) & (mo <= omax) & (mo < dom) & ((mo > floor) | (self.a[U] > last))
+        cand = U[ok]
+        if cand.size == 0:
+            return False
+        cmo = mo[ok]
+        order = np.lexsort((self.rank[cand], cmo))
+        for j in order.tolist():
+            b = int(cand[j])
+            o = int(cmo[j])
+            self.place(b, o)
+            if self.node(U[U != b], lo, hi, o, int(self.a[b])):
+                return True
+            self.undo_to(mark)
+            self.backtracks += 1
+            if self.backtracks > self.limit:
+                raise _Abort
+        return False
+
+    def run(self, rank: np.ndarray, limit: float, deadline: float) -> bool | None:
+        """One run from scratch; True/False when it finished, None when cut off."""
+        self.undo_to(0)
+        self.rank, self.limit, self.deadline = rank, limit, deadline
+        self.backtracks = 0
+        try:
+            return self.node(np.arange(self.n), 0, self.S, 0, -1)
+        except _Abort:
+            self.undo_to(0)
+            return None
+
+
+def search(lower: np.ndarray, upper: np.ndarray, size: np.ndarray, align: np.ndarray,
+           capacity: int, deadline: float = float("inf"), seed: int = 0,
+           first_limit: int = 1000, preorders: tuple[str, ...] = PREORDERS) -> SearchOutcome:
+    """Find offsets within ``capacity`` or prove there are none (before ``deadline``,
+    a ``time.perf_counter()`` value). Zero-size buffers go to offset 0."""
+    t0 = time.perf_counter()
+    lower, upper = np.asarray(lower, dtype=np.int64), np.asarray(upper, dtype=np.int64)
+    size, align = np.asarray(size, dtype=np.int64), np.asarray(align, dtype=np.int64)
+    n = len(size)
+    offsets = np.zeros(n, dtype=np.int64)
+    live = np.flatnonzero(size > 0)
+    if live.size == 0:
+        return SearchOutcome("found", offsets, 0, 0, 0, time.perf_counter() - t0)
+    if int(size.max()) > capacity:
+        return SearchOutcome("infeasible", None, 0, 0, 0, time.perf_counter() - t0)
+    st = _Search(lower[live], upper[live], size[live], align[live], capacity)
+    if int(st.total.max()) > capacity:
+        return SearchOutcome("infeasible", None, 0, 0, 0, time.perf_counter() - t0)
+    tiebreak = np.random.default_rng(seed).permutation(live.size)
+    ranks = [preorder_rank(lower[live], upper[live], size[live], k, tiebreak) for k in preorders]
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, 4 * live.size + 1000))
+    nodes = backtracks = runs = 0
+    limit = float(first_limit)
+    try:
+        while True:
+            rank = ranks[runs % len(ranks)]
+            runs += 1
+            res = st.run(rank, limit, deadline)
+            nodes += st.nodes
+            backtracks += st.backtracks
+            st.nodes = 0
+            if res is not None:
+                break
+            if time.perf_counter() > deadline:
+                return SearchOutcome("timeout", None, nodes, backtracks, runs, time.perf_counter() - t0)
+            if runs % len(ranks) == 0:
+                limit *= 2
+    finally:
+        sys.setrecursionlimit(old_limit)
+    log.debug("dsa search: %s after %d nodes, %d backtracks, %d runs", res, nodes, backtracks, runs)
+    if not res:
+        return SearchOutcome("infeasible", None, nodes, backtracks, runs, time.perf_counter() - t0)
+    offsets[live] = st.offset
+    return SearchOutcome("found", offsets, nodes, backtracks, runs, time.perf_counter() - t0)
