@@ -109,7 +109,6 @@ class Runtime:
         self.blk = [-1] * n            # block holding t, -1 when not live
         self.lock = [0] * n            # pins: inputs of ops in flight, outputs being made
         self.dead = bytearray(n)       # released for good (past its last use)
-        self.ever = bytearray(n)       # computed at least once (or resident)
         self.op_runs = [0] * len(g.ops)
         self.last = g.last_use
         self.evictable_static = self._static_evictable()
@@ -341,7 +340,6 @@ class Runtime:
             if blk[x] >= 0:
                 self.b_access[blk[x]] = now
         for o in op.outputs:
-            self.ever[o] = 1
             self.nh.on_recompute(o)
             if blk[o] >= 0:
                 self.b_access[blk[o]] = now
@@ -374,11 +372,9 @@ class Runtime:
                 b = self._new_block(off, self.size[t.id])
                 self._attach(t.id, b)
                 self.resident.append((t.id, b))
-                self.ever[t.id] = 1
         for t in T:
             if t.producer is None and t.alias_of is not None:
                 self._attach(t.id, self.blk[self.view_base[t.id]])  # as the validator does
-                self.ever[t.id] = 1
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, 20 * len(g.ops) + 1000))
         try:
