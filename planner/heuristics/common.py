@@ -71,13 +71,16 @@ def simulate(method: str, g: Graph, budget: int, params: SolveParams, heuristic,
         if offsets is None:
             cost = _cost(g, rt)
             return Result(method, "infeasible", solve_seconds=time.perf_counter() - t0, backend="simulator",
-                          message=how, stats={**rt.stats.to_dict(), **config,
+                          message=how, stats={**rt.stats.to_dict(), **config, "scalar_feasible": True,
                                               "scalar_overhead": cost / g.total_cost() - 1 if g.total_cost() else 0.0})
         config["placement"] = how
     plan = rt.plan(offsets)
     cost = _cost(g, rt)
     base = g.total_cost()
     stats = {**rt.stats.to_dict(), **config, "sim_seconds": time.perf_counter() - t0}
+    if place is not None:
+        stats["scalar_feasible"] = True
+        stats["scalar_overhead"] = cost / base - 1 if base else 0.0
     # every op at least once: the baseline cost bounds every plan from below
     return Result(method, "feasible", plan=plan, objective=cost, lower_bound=base, gap=gap_of(cost, base),
                   solve_seconds=time.perf_counter() - t0, backend="simulator", stats=stats)
