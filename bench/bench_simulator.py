@@ -44,12 +44,50 @@ DTR_SIM_QUOTED_S = 38.0  # DTR's Python simulator, ~8,000-op trace at ratio 0.5 
 
 
 def load(name: str, graph_dir: str | None) -> Graph:
+    if name.endswith("+split"):
+        return split_resident_updates(load(name[: -len("+split")], graph_dir))
     if graph_dir:
         for suffix in (".json.gz", ".json"):
             p = Path(graph_dir) / f"{name}{suffix}"
             if p.is_file():
                 return Graph.load(str(p))
     return load_model(name)
+
+
+def split_resident_updates(g: Graph) -> Graph:
+    """What-if (not the captured graph): an op that both computes values and overwrites a
+    resident in place (BatchNorm's running-stat update inside the training-mode BN op) is
+    split into the computation (without reading the overwritten residents, which training-mode
+    BN does not use for its output) and a zero-cost update op right after it. In the captured
+    form every value downstream of a BN reads a buffer that is overwritten at once, so
+    nothing after the first BN can ever be recomputed."""
+    from dataclasses import replace
+
+    from planner.graph import make_graph
+
+    T = list(g.tensors)
+    ops = []
+    new_id: dict[int, int] = {}
+    for op in g.ops:
+        targets = {T[t].inplace_of for t in op.mutated}
+        keep = [t for t in op.outputs if t not in op.mutated]
+        if op.mutated and keep and all(T[x].producer is None for x in targets):
+            a = replace(op, id=len(ops), inputs=tuple(x for x in op.inputs if x not in targets),
+                        outputs=tuple(keep), mutated=())
+            ops.append(a)
+            for t in keep:
+                T[t] = replace(T[t], producer=a.id)
+            b = replace(op, id=len(ops), name=op.name + ".update", inputs=tuple(targets) + tuple(keep),
+                        outputs=op.mutated, cost=0.0, flops=0.0, bytes_moved=0)
+            ops.append(b)
+            for t in op.mutated:
+                T[t] = replace(T[t], producer=b.id)
+        else:
+            new_id[op.id] = len(ops)
+            ops.append(replace(op, id=len(ops)))
+            for t in op.outputs:
+                T[t] = replace(T[t], producer=len(ops) - 1)
+    return make_graph(g.name + "+split", T, ops, g.required, dict(g.meta, what_if="split resident updates"))
 
 
 def timing(cases: list[tuple[str, float]], graph_dir: str | None, repeat: int) -> None:
