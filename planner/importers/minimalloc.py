@@ -1,0 +1,63 @@
+"""minimalloc CSV -> Graph: a graph whose baseline schedule has exactly the CSV's lifetimes and sizes.
+
+What it builds (and why it makes sense): a CSV gives buffers with lifespans and sizes but no
+data flow, so the graph is a *schedule skeleton*:
+- time is cut into sections at the distinct lifespan ends (t_0 < t_1 < ...); op k stands for
+  section [t_k, t_{k+1}). Compression keeps exactly which buffers are alive together, which
+  is all that address assignment sees; the original ``lower``/``upper`` (and ``alignment``)
+  are kept in each tensor's meta;
+- buffer [lower, upper) becomes an activation tensor of ``size`` bytes produced by the op of
+  its first section and read by the op of its last one, so the baseline schedule keeps it
+  live over exactly those ops (``analysis.storage_intervals`` gives [first, last]);
+- consecutive ops are chained by a 0-byte token tensor and the last token is required, so
+  every op has to run (without it, "compute nothing" would be a valid plan); tokens take no
+  address space;
+- every op costs 1 ms (the CSV has no costs): rematerialisation results on such a graph only
+  count recomputed sections, they say nothing about a real model.
+
+The DSA instance of the baseline schedule is therefore the CSV's one, up to the graph's
+common alignment (512 bytes: ``baseline_peak`` pads every storage, so it equals the CSV's
+live-bytes bound when sizes are multiples of 512). Per-buffer alignments are not part of
+the graph model and are only recorded in meta.
+"""
+from __future__ import annotations
+
+from ..errors import UserError
+from ..graph import Graph, Op, Tensor, make_graph
+
+OP_COST = 1e-3  # seconds per section op (arbitrary; the CSV carries no compute costs)
+
+
+def load_minimalloc(path: str) -> Graph:
+    from formulations.minimalloc_csv import read_csv
+
+    buffers, _ = read_csv(path)
+    if not buffers:
+        raise UserError(f"{path}: no buffers to import")
+    bounds = sorted({b.lower for b in buffers} | {b.upper for b in buffers})
+    index = {t: k for k, t in enumerate(bounds)}
+    n_ops = len(bounds) - 1
+    starts: list[list[int]] = [[] for _ in range(n_ops)]
+    reads: list[list[int]] = [[] for _ in range(n_ops)]
+    tensors: list[Tensor] = []
+    for b in buffers:
+        first, last = index[b.lower], index[b.upper] - 1
+        tid = len(tensors)
+        meta = {"lower": b.lower, "upper": b.upper}
+        if b.alignment != 1:
+            meta["alignment"] = b.alignment
+        tensors.append(Tensor(tid, b.size, "activation", first, name=b.id, meta=meta))
+        starts[first].append(tid)
+        if last > first:
+            reads[last].append(tid)
+    ops: list[Op] = []
+    prev_token: int | None = None
+    for k in range(n_ops):
+        token = len(tensors)
+        tensors.append(Tensor(token, 0, "other", k, name=f"token{k}"))
+        inputs = ([prev_token] if prev_token is not None else []) + reads[k]
+        ops.append(Op(k, f"t{bounds[k]}", "minimalloc.section", tuple(inputs), (token, *starts[k]),
+                      OP_COST, meta={"lower": bounds[k], "upper": bounds[k + 1]}))
+        prev_token = token
+    return make_graph(str(path), tensors, ops, (prev_token,),
+                      meta={"source": "minimalloc", "buffers": len(buffers), "cost_source": "unit (1 ms per section)"})

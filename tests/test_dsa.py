@@ -1,0 +1,124 @@
+"""DSA core: the minimalloc example, the independent validator, greedy, CSV, solve_dsa statuses."""
+from __future__ import annotations
+
+import pytest
+
+from formulations.dsa import Buffer, check_solution, greedy_best_fit, live_lower_bound, solve_dsa
+from formulations.dsa_instances import guillotine, with_holes
+from formulations.minimalloc_csv import format_csv, parse_csv
+from planner.errors import UserError
+
+EXAMPLE = [Buffer("b1", 0, 3, 4), Buffer("b2", 3, 9, 4), Buffer("b3", 0, 9, 4),
+           Buffer("b4", 9, 21, 4), Buffer("b5", 0, 21, 4)]
+
+
+def test_example_capacity_12():
+    sol = solve_dsa(EXAMPLE, 12)
+    assert sol.status == "optimal" and sol.peak == 12
+    assert check_solution(EXAMPLE, sol.offsets, 12) == []
+
+
+def test_example_exact_engines_find_the_published_offsets_shape():
+    from formulations.dsa import _arrays
+    from formulations.dsa_search import search
+    out = search(*_arrays(EXAMPLE), 12)
+    assert out.status == "found"
+    offs = {b.id: int(o) for b, o in zip(EXAMPLE, out.offsets)}
+    assert check_solution(EXAMPLE, offs, 12) == []
+    assert search(*_arrays(EXAMPLE), 11).status == "infeasible"
+    cp = solve_dsa(EXAMPLE, None, engine="cp-sat")
+    assert cp.peak == 12 and cp.status == "optimal"
+
+
+def test_capacity_below_bound_is_infeasible():
+    sol = solve_dsa(EXAMPLE, 11)
+    assert sol.status == "infeasible" and sol.offsets is None and sol.lower_bound >= 12
+
+
+def test_validator_names_each_broken_rule():
+    good = {"b1": 8, "b2": 8, "b3": 4, "b4": 4, "b5": 0}
+    assert check_solution(EXAMPLE, good, 12) == []
+    assert any("overlap" in p for p in check_solution(EXAMPLE, {**good, "b1": 4}, 12))
+    assert any("capacity" in p for p in check_solution(EXAMPLE, {**good, "b4": 9}, 12))
+    assert any("no offset" in p for p in check_solution(EXAMPLE, {k: v for k, v in good.items() if k != "b3"}, 12))
+    assert any("negative" in p for p in check_solution(EXAMPLE, {**good, "b5": -1}, None))
+    aligned = [Buffer("a", 0, 2, 4, alignment=8)]
+    assert any("alignment" in p for p in check_solution(aligned, {"a": 4}, None))
+    # Touching lifespans ([0,3) and [3,9)) do not meet: same addresses are fine.
+    assert check_solution(EXAMPLE[:2], {"b1": 0, "b2": 0}, 4) == []
+
+
+def test_greedy_is_labelled_and_never_claims_infeasible():
+    bufs, _, cap = guillotine(60, seed=4)
+    g = greedy_best_fit(bufs, cap)
+    assert g.method == "greedy"
+    assert g.status in ("optimal", "feasible", "timeout")
+    if g.status == "timeout":
+        assert g.offsets is None
+    free = greedy_best_fit(bufs)
+    assert free.offsets is not None and check_solution(bufs, free.offsets, None) == []
+    assert free.peak >= live_lower_bound(bufs)
+
+
+def test_greedy_only_does_not_call_the_exact_engine():
+    bufs, _, cap = guillotine(40, seed=0)
+    sol = solve_dsa(bufs, cap, greedy_only=True)
+    assert sol.method == "greedy"
+    assert sol.status in ("optimal", "feasible", "timeout")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tight_tilings_solved_exactly(seed):
+    bufs, offs, cap = guillotine(50, seed=seed)
+    assert check_solution(bufs, offs, cap) == []        # the construction is a witness
+    assert live_lower_bound(bufs) == cap                # exactly tight
+    sol = solve_dsa(bufs, cap, time_limit=20)
+    assert sol.status == "optimal" and sol.peak == cap
+    assert check_solution(bufs, sol.offsets, cap) == []
+
+
+def test_minimise_reaches_the_tight_peak():
+    bufs, _, cap = guillotine(30, seed=3)
+    sol = solve_dsa(bufs, None, time_limit=20)
+    assert sol.status == "optimal" and sol.peak == cap == sol.lower_bound
+
+
+def test_holes_instances_keep_their_witness():
+    bufs, offs, cap = with_holes(40, seed=2)
+    assert check_solution(bufs, offs, cap) == []
+    assert live_lower_bound(bufs) == cap
+
+
+def test_same_seed_same_answer():
+    bufs, _, cap = guillotine(45, seed=5)
+    a = solve_dsa(bufs, cap, seed=3, time_limit=20)
+    b = solve_dsa(bufs, cap, seed=3, time_limit=20)
+    assert a.offsets == b.offsets and a.status == b.status
+
+
+def test_zero_size_and_empty():
+    assert solve_dsa([], None).peak == 0
+    bufs = [Buffer("z", 0, 5, 0), Buffer("a", 0, 5, 8)]
+    sol = solve_dsa(bufs, 8)
+    assert sol.peak == 8 and check_solution(bufs, sol.offsets, 8) == []
+
+
+def test_bad_buffers_rejected():
+    with pytest.raises(ValueError):
+        solve_dsa([Buffer("a", 3, 3, 1)], None)
+    with pytest.raises(ValueError):
+        solve_dsa([Buffer("a", 0, 3, 1), Buffer("a", 1, 2, 1)], None)
+
+
+def test_csv_round_trip_and_errors():
+    text = format_csv(EXAMPLE, {"b1": 8, "b2": 8, "b3": 4, "b4": 4, "b5": 0})
+    bufs, offs = parse_csv(text)
+    assert bufs == EXAMPLE and offs["b1"] == 8
+    assert parse_csv("id,lower,upper,size,alignment\na,0,2,4,8\n")[0] == [Buffer("a", 0, 2, 4, 8)]
+    assert parse_csv(" size ,id,upper,lower\n4,a,2,0\n")[0] == [Buffer("a", 0, 2, 4)]
+    for bad, where in [("id,lower,upper\na,0,1\n", "line 1"), ("id,lower,upper,size\na,0,1,x\n", "line 2"),
+                       ("id,lower,upper,size\na,0,1,2\na,1,2,2\n", "line 3"),
+                       ("id,lower,upper,size\na,2,1,2\n", "line 2"), ("id,lower,upper,size\na,0,1\n", "line 2"),
+                       ("", "empty")]:
+        with pytest.raises(UserError, match=where):
+            parse_csv(bad)

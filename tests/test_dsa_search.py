@@ -1,0 +1,91 @@
+"""The exact search against brute force on small random instances (hypothesis), and CP-SAT."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from formulations.dsa import Buffer, _arrays, check_solution, solve_dsa
+from formulations.dsa_search import search
+
+
+def brute_force_peak(bufs: list[Buffer]) -> int:
+    """Least peak over all orders, each buffer on top of the earlier ones it meets (aligned).
+    A least-offset-sum optimum listed by offset is built exactly this way, so this is exact."""
+    best = None
+    for perm in itertools.permutations(range(len(bufs))):
+        off: dict[int, int] = {}
+        for i in perm:
+            b = bufs[i]
+            top = max([off[j] + bufs[j].size for j in off
+                       if bufs[j].lower < b.upper and b.lower < bufs[j].upper and bufs[j].size > 0] + [0])
+            off[i] = -(-top // b.alignment) * b.alignment
+        peak = max([off[i] + bufs[i].size for i in off] + [0])
+        best = peak if best is None else min(best, peak)
+    return best or 0
+
+
+@st.composite
+def instances(draw, max_n=6):
+    n = draw(st.integers(1, max_n))
+    bufs = []
+    for i in range(n):
+        lo = draw(st.integers(0, 6))
+        up = draw(st.integers(lo + 1, 8))
+        size = draw(st.integers(0, 6))
+        al = draw(st.sampled_from([1, 1, 1, 2, 4]))
+        bufs.append(Buffer(f"b{i}", lo, up, size, al))
+    return bufs
+
+
+@settings(max_examples=150, deadline=None)
+@given(instances())
+def test_search_decides_feasibility_exactly(bufs):
+    opt = brute_force_peak(bufs)
+    arrs = _arrays(bufs)
+    ok = search(*arrs, opt)
+    assert ok.status == "found"
+    offs = {b.id: int(o) for b, o in zip(bufs, ok.offsets)}
+    assert check_solution(bufs, offs, opt) == []
+    if opt > 0:
+        assert search(*arrs, opt - 1).status == "infeasible"
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances())
+def test_minimisation_is_optimal(bufs):
+    opt = brute_force_peak(bufs)
+    sol = solve_dsa(bufs, None, time_limit=10)
+    assert sol.status == "optimal" and sol.peak == opt and sol.lower_bound == opt
+    assert check_solution(bufs, sol.offsets, None) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(instances(max_n=10))
+def test_search_and_cpsat_agree(bufs):
+    from formulations.dsa_cpsat import cpsat_minimise
+    lo, up, sz, al = _arrays(bufs)
+    status, off, bound = cpsat_minimise(lo, up, sz, al, int(sz.sum() + 4 * len(bufs)), 10)
+    assert status == "optimal"
+    opt = int(max((off + sz).max(), 0))
+    assert search(lo, up, sz, al, opt).status == "found"
+    if opt > 0:
+        assert search(lo, up, sz, al, opt - 1).status == "infeasible"
+
+
+def test_wide_random_instances_against_cpsat():
+    """Larger random instances (up to 14 buffers) where both engines finish."""
+    from formulations.dsa_cpsat import cpsat_minimise
+    rng = np.random.default_rng(11)
+    for _ in range(15):
+        n = int(rng.integers(8, 15))
+        lo = rng.integers(0, 10, n)
+        up = lo + rng.integers(1, 8, n)
+        sz = rng.integers(1, 9, n)
+        al = np.ones(n, dtype=np.int64)
+        status, off, _ = cpsat_minimise(lo, up, sz, al, int(sz.sum()), 20)
+        assert status == "optimal"
+        opt = int((off + sz).max())
+        assert search(lo, up, sz, al, opt).status == "found"
+        assert search(lo, up, sz, al, opt - 1).status == "infeasible"
