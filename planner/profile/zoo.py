@@ -1,8 +1,10 @@
 """The model zoo (torch-free): name -> spec with default batch, input shapes and builder.
 
 Batch sizes and shapes are chosen to be realistic single-GPU training jobs on an A100 80GB
-(the Coop paper's hardware) without rematerialization being pointless: the baseline peak of
-each is tens of GiB. ``-tiny`` variants keep each model's structure (block types, attention,
+(the Coop paper's hardware): standard input resolutions and sequence lengths, batches whose
+plain (no-remat) step fits the card with room to spare, so budgets below 1.0 are the
+interesting regime. BERT-Large and GPT-3 2.7B are bf16 (as they are trained), the CNNs,
+Swin and the LSTM fp32 (TF32 math). ``-tiny`` variants keep each model's structure (block types, attention,
 skip connections, BatchNorm, dropout, tied weights) with small widths, depths and inputs for
 fast tests and for the executor; they are fp32.
 """
@@ -57,9 +59,9 @@ def _tag(seq: int, vocab: int, tags: int) -> tuple[InputSpec, ...]:
 
 
 _SPECS = [
-    ModelSpec("resnet50", f"{M}.resnet:resnet", 64, _img(3, 224, 224, 1000),
+    ModelSpec("resnet50", f"{M}.resnet:resnet", 128, _img(3, 224, 224, 1000),
               config=dict(layers=[3, 4, 6, 3], width=64, classes=1000), ref_params=25.557e6,
-              note="ImageNet 224x224, batch 64"),
+              note="ImageNet 224x224, batch 128"),
     ModelSpec("resnet50-tiny", f"{M}.resnet:resnet", 2, _img(3, 32, 32, 10),
               config=dict(layers=[1, 1, 1, 1], width=4, classes=10)),
     ModelSpec("unet", f"{M}.unet:unet", 4, _seg(3, 512, 512, 2),
@@ -86,9 +88,9 @@ _SPECS = [
               note="Inception-v3 without aux head, 299x299, batch 32"),
     ModelSpec("inception-v3-tiny", f"{M}.inception:inception", 2, _img(3, 75, 75, 10),
               config=dict(width=0.125, classes=10, blocks="ABCDE")),
-    ModelSpec("densenet121", f"{M}.densenet:densenet", 32, _img(3, 224, 224, 1000),
+    ModelSpec("densenet121", f"{M}.densenet:densenet", 64, _img(3, 224, 224, 1000),
               config=dict(growth=32, blocks=[6, 12, 24, 16], init=64, classes=1000), ref_params=7.98e6,
-              note="DenseNet-121, 224x224, batch 32"),
+              note="DenseNet-121, 224x224, batch 64"),
     ModelSpec("densenet121-tiny", f"{M}.densenet:densenet", 2, _img(3, 32, 32, 10),
               config=dict(growth=4, blocks=[2, 2, 2, 2], init=8, classes=10)),
     ModelSpec("bilstm", f"{M}.bilstm:bilstm", 64, _tag(32, 20000, 50),
