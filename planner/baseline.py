@@ -1,14 +1,16 @@
 """Method ``none``: the plain schedule (each op once, in order) with first-fit addresses.
 
-Lifetimes of the plain schedule are fixed, so two first-fit placements are tried: online in
-allocation order (what a caching allocator would do), then offline largest-first at the
-lowest free offset (TFLite's greedy-by-size). The plan says which one placed it; if neither
-fits the budget the result is ``infeasible``.
+Lifetimes of the plain schedule are fixed, so placements are tried from the cheapest:
+online first-fit in allocation order (what a caching allocator would do), offline
+largest-first at the lowest free offset (TFLite's greedy-by-size), and, when both miss the
+budget, the exact static address assignment search (``formulations.dsa``) within the time
+limit. The plan says which one placed it. ``infeasible`` only when the search proves that no
+placement of the plain schedule fits; ``timeout`` when it neither places nor proves.
 """
 from __future__ import annotations
 
 from .addrspace import AddressSpace, align_up
-from .analysis import baseline_steps, storage_intervals
+from .analysis import baseline_peak, baseline_steps, storage_intervals
 from .graph import Graph
 from .params import SolveParams
 from .plan import COMPUTE, Plan, Step
@@ -56,6 +58,18 @@ def greedy_by_size(sizes: dict[int, int], life: dict[int, tuple[int, int]], budg
     return offset
 
 
+def _exact_placement(sizes: dict[int, int], life: dict[int, tuple[int, int]], budget: int,
+                     params: SolveParams) -> tuple[dict[int, int] | None, str]:
+    from formulations.dsa import Buffer, solve_dsa  # lazy: only when the cheap placements fail
+
+    # inclusive op intervals [s, e] with s = -1 for resident storages -> half-open [s+1, e+2)
+    bufs = [Buffer(str(r), s + 1, e + 2, sizes[r], params.alignment) for r, (s, e) in life.items()]
+    sol = solve_dsa(bufs, capacity=budget, time_limit=params.time_limit, seed=params.seed, threads=params.threads)
+    if sol.offsets is None:
+        return None, sol.status
+    return {int(k): v for k, v in sol.offsets.items()}, sol.status
+
+
 def solve_none(g: Graph, budget: int, params: SolveParams) -> Result:
     """Feasible only when the plain schedule fits the budget with first-fit placement."""
     roots, start, end = storage_intervals(g)
@@ -68,9 +82,17 @@ def solve_none(g: Graph, budget: int, params: SolveParams) -> Result:
         placement = "offline greedy-by-size"
         offset = greedy_by_size(sizes, life, budget, params.alignment)
     if offset is None:
-        return Result("none", "infeasible", backend="first-fit",
-                      message=f"the plain schedule does not fit {budget} bytes with first-fit "
-                              f"or greedy-by-size addresses")
+        if baseline_peak(g, params.alignment) > budget:
+            return Result("none", "infeasible", backend="first-fit",
+                          message=f"the plain schedule needs {baseline_peak(g, params.alignment)} live bytes, "
+                                  f"more than the budget {budget}")
+        placement = "exact DSA search"
+        offset, status = _exact_placement(sizes, life, budget, params)
+        if offset is None:
+            what = ("no placement of the plain schedule fits" if status == "infeasible"
+                    else f"no placement found within {params.time_limit:g} s (not proved impossible)")
+            return Result("none", "infeasible" if status == "infeasible" else "timeout", backend="dsa",
+                          message=f"{what} in {budget} bytes (first-fit and greedy-by-size failed too)")
     steps = []
     for s in baseline_steps(g):
         if s.kind == COMPUTE:
