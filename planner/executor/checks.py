@@ -57,7 +57,7 @@ class ExecReport:
     measured_peak: int               # the figure the memory check compares with the budget
     arena_bytes: int                 # bytes of the one arena buffer
     outside_peak: int                # peak bytes held outside the arena during the step
-    copy_ops: dict[str, int]         # aten target -> executions placed by compute-then-copy
+    outside_ops: dict[str, int]      # aten target -> executions not fully placed (temporary + copy, or scratch)
     copy_temp_peak: int              # largest temporary of such an op, bytes
     rng_state_bytes: int             # saved RNG states (host memory)
     recomputations: int
@@ -140,6 +140,10 @@ def final_values(g: Graph, env: list, grad_names: list[str]) -> dict[str, Any]:
             out[tt.meta["writes"]] = v
         else:
             grads.append(v)
+    for t in g.tensors:  # buffers the step only reads (constants) must come out unchanged
+        bind = t.meta.get("bind", "") if t.producer is None else ""
+        if bind.startswith("buffer:") and bind not in out and env[t.id] is not None:
+            out[bind] = env[t.id]
     if grads:
         if len(grads) != len(grad_names):
             raise ExecError(f"{len(grads)} required gradients but the model has {len(grad_names)} parameters")
@@ -279,7 +283,7 @@ def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
     return ExecReport(
         device=device, model=rec.model, method=plan.method, budget=plan.budget,
         planned_peak=rep.peak_bytes, measured_peak=measured, arena_bytes=arena_bytes,
-        outside_peak=outside, copy_ops=dict(stats.copy_ops), copy_temp_peak=stats.copy_temp_peak,
+        outside_peak=outside, outside_ops=dict(stats.outside_ops), copy_temp_peak=stats.copy_temp_peak,
         rng_state_bytes=stats.rng_bytes, recomputations=stats.recomputations,
         predicted_overhead=rep.overhead,
         measured_overhead=(step_s / base_s - 1.0) if step_s and base_s else None,
@@ -295,6 +299,6 @@ def _failed_run(g: Graph, plan: Plan, device: str, rec: Recipe, rep, msg: str) -
     return ExecReport(
         device=device, model=rec.model, method=plan.method, budget=plan.budget,
         planned_peak=rep.peak_bytes, measured_peak=0, arena_bytes=plan.budget, outside_peak=0,
-        copy_ops={}, copy_temp_peak=0, rng_state_bytes=0, recomputations=0,
+        outside_ops={}, copy_temp_peak=0, rng_state_bytes=0, recomputations=0,
         predicted_overhead=rep.overhead, measured_overhead=None, step_seconds=None,
         baseline_seconds=None, eager_seconds=None, checks=checks, notes=(msg,))

@@ -47,7 +47,7 @@ class RunStats:
     outside_peak: int = 0                         # peak bytes held outside the arena (temporaries + RNG states)
     outside_peak_op: int | None = None            # op at which it was reached
     rng_bytes: int = 0                            # bytes of saved RNG states (host memory)
-    copy_ops: dict[str, int] = field(default_factory=dict)   # target -> executions placed by copy
+    outside_ops: dict[str, int] = field(default_factory=dict)  # target -> executions using memory outside the arena (copy or scratch)
     copy_temp_peak: int = 0                       # largest temporary of a copy-placed op
     live_peak: int = 0                            # peak of arena storages live + temporaries (tracked)
     live_peak_op: int | None = None               # op at which it was reached
@@ -269,7 +269,7 @@ class Program:
             if not check:
                 continue
             if c.mode in (COPY, CONVB):
-                stats.copy_ops[c.target] = stats.copy_ops.get(c.target, 0) + 1
+                stats.outside_ops[c.target] = stats.outside_ops.get(c.target, 0) + 1
                 stats.copy_temp_peak = max(stats.copy_temp_peak, temp)
             outside = stats.rng_bytes + temp
             if outside > stats.outside_peak:
