@@ -232,8 +232,8 @@ def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
         values = compare(ref, final_values(g, env, grad_names), device)
     except ExecError:
         raise
-    except RuntimeError as exc:  # a plan can make torch fail (e.g. an op's output overlapping its input)
-        msg = f"torch error while running the plan: {str(exc).splitlines()[0][:300]}"
+    except Exception as exc:  # noqa: BLE001 - corrupted values can make any op fail (bad indices, overlaps)
+        msg = f"torch error while running the plan: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}"
         return _failed_run(g, plan, device, rec, rep, msg)
     del env
     checks = [values]
