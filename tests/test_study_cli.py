@@ -47,3 +47,14 @@ def test_unwritable_out(tmp_path, capsys):
     rc, _, err = _run(capsys, "study", "--models", "chain:8", "--ratios", "0.5", "--methods", "none",
                       "--out", str(f / "x"))
     assert rc == 2 and "cannot write" in err
+
+
+def test_ray_backend_without_ray_says_how_to_get_it(tmp_path, capsys):
+    try:
+        import ray  # noqa: F401
+        pytest.skip("ray is installed here; the missing-ray message cannot be shown")
+    except ImportError:
+        pass
+    rc, _, err = _run(capsys, "study", "--models", "chain:8", "--ratios", "0.5", "--methods", "none",
+                      "--backend", "ray", "--out", str(tmp_path / "r"))
+    assert rc == 2 and "pip install" in err and "ray" in err and err.count("\n") == 1

@@ -13,7 +13,7 @@ from .common import print_json
 
 def add_parser(sub) -> None:
     p = sub.add_parser("study", help="run a grid of models x ratios x methods; table, summary, plots")
-    p.add_argument("--models", help="comma list of models (zoo names or synthetic specs)")
+    p.add_argument("--models", help="comma list of models (zoo names, synthetic specs or graph files)")
     p.add_argument("--ratios", help="LO:HI:STEP (inclusive, e.g. 0.3:0.9:0.1) or a comma list")
     p.add_argument("--methods", help="comma list of methods; ablations as METHOD/no-FLAG (e.g. coop/no-partition)")
     p.add_argument("--preset", help="a named study: coop-paper, coop-paper-tiny")

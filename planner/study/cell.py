@@ -49,7 +49,14 @@ def warm(models: list[str], method_names: list[str]) -> None:
         get_method(m)
     for name in models:
         if name not in _GRAPHS:
-            _GRAPHS[name] = load_model(name)
+            _GRAPHS[name] = _load(name)
+
+
+def _load(name: str):
+    from ..graph import Graph
+    from .spec import is_graph_file
+
+    return Graph.load(name) if is_graph_file(name) else load_model(name)
 
 
 def _scalars(d: dict[str, Any]) -> dict[str, Any]:
@@ -67,7 +74,7 @@ def run_cell(cell: Cell, keep_plan: bool = False) -> dict[str, Any]:
     try:
         info = methods().get(cell.base_method)
         rec["method_kind"] = info.kind if info else "?"
-        g = _GRAPHS.get(cell.model) or load_model(cell.model)
+        g = _GRAPHS.get(cell.model) or _load(cell.model)
         params = cell.params()
         peak = baseline_peak(g, params.alignment)
         budget = int(cell.ratio * peak)

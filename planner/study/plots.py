@@ -68,8 +68,9 @@ def overhead_vs_ratio(spec: StudySpec, records: list[dict[str, Any]], path: Path
     for ax in axes.flat:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)
-    fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=min(6, len(handles)),
-               fontsize=9, frameon=False)
+    if handles:
+        fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=min(6, len(handles)),
+                   fontsize=9, frameon=False)
     fig.suptitle(f"{spec.name}: compute overhead vs memory ratio (× in the bottom strip: no plan)", fontsize=11)
     fig.tight_layout(rect=(0, 0.07 if rows == 1 else 0.04, 1, 0.96))
     fig.savefig(path, dpi=110)
@@ -80,6 +81,10 @@ def fragmentation(spec: StudySpec, records: list[dict[str, Any]], path: Path) ->
     plt = pyplot()
     methods = [m for m in spec.methods() if any(r["method"] == m and has_plan(r) for r in records)]
     fig, axes = plt.subplots(1, 2, figsize=(max(7.0, 1.3 * len(methods) * 2 + 2), 3.8), squeeze=False)
+    if not methods:
+        for ax in axes[0]:
+            ax.text(0.5, 0.5, "no method found a plan in this study", ha="center", va="center",
+                    transform=ax.transAxes)
     for ax, key, title in zip(axes[0], ("frag_eviction", "frag_range"),
                               ("Coop's definition: free / pool at evicting allocations",
                                "(address range − live) / range, at peak")):
@@ -126,7 +131,8 @@ def solve_time(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> No
     ax.set_ylabel("solve seconds (hollow: timeout)")
     ax.set_title(f"{spec.name}: solve time vs graph size", fontsize=11)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8, loc="upper left", ncol=2)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="upper left", ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -65,6 +65,10 @@ def plan_path(out_dir: Path, cell: Cell) -> Path:
     return out_dir / "plans" / (cell.file_name[: -len(".json")] + ".plan.json.gz")
 
 
+def log_file(out_dir: Path, cell: Cell) -> Path:
+    return out_dir / "logs" / (cell.file_name[: -len(".json")] + ".log")
+
+
 def load_record(out_dir: Path, cell: Cell) -> dict[str, Any] | None:
     """The cell's record if it is on disk and belongs to this exact cell."""
     p = cell_path(out_dir, cell)
@@ -154,6 +158,13 @@ def _failure(cell: Cell, status: str, message: str, wall: float) -> dict[str, An
 
 # ---------------------------------------------------------------- local processes
 def _local_worker(cell: Cell, out: str, keep_plan: bool) -> None:
+    # Solver banners and logs go to the cell's own log file, not over the progress bar.
+    log_path = log_file(Path(out), cell)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
     rec = run_cell(cell, keep_plan=keep_plan)
     _finish(Path(out), cell, rec)
 
@@ -194,6 +205,9 @@ def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) 
                         _finish(out, c, _failure(c, "error", f"worker exited with code {p.exitcode} "
                                                              f"without a result", age))
                 del running[p]
+                lf = log_file(out, c)
+                if lf.is_file() and lf.stat().st_size == 0:
+                    lf.unlink()  # keep only logs that say something
                 report(len(running), load_record(out, c))
     finally:
         for p in running:  # interrupted: stop the workers, keep every finished cell

@@ -110,12 +110,21 @@ def parse_methods(text: str | list | tuple) -> tuple[str, ...]:
     return items
 
 
+def is_graph_file(name: str) -> bool:
+    """A model entry may be a graph file (imported or captured elsewhere) instead of a name."""
+    from pathlib import Path
+
+    return name.endswith((".json", ".json.gz")) and Path(name).is_file()
+
+
 def check_models(names: tuple[str, ...]) -> None:
     """Fail early (one line) on a model name that cannot be loaded, without loading big graphs."""
     from ..models import load_model, profile_path
     from ..synthetic import is_synthetic, synthetic
 
     for n in names:
+        if is_graph_file(n):
+            continue
         if is_synthetic(n):
             synthetic(n)  # raises UserError on a malformed spec
         elif profile_path(n) is None:
