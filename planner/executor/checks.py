@@ -26,7 +26,7 @@ from ..graph import Graph
 from ..plan import Plan
 from .arena import ExecError
 from .recipe import resident_value
-from .reference import Recipe, build, eager_reference, recipe_of, time_eager
+from .reference import EagerRunner, Recipe, build, eager_reference, recipe_of
 from .replay import Program, RunStats
 
 log = logging.getLogger(__name__)
@@ -183,18 +183,29 @@ def compare(ref: dict[str, Any], got: dict[str, Any], device: str) -> Check:
     return Check("values", True, f"{n} tensors (loss, parameters/gradients, buffers, optimizer state) equal eager PyTorch {how}")
 
 
-def _timed(prog: Program, init, rng, repeats: int, sync) -> list[float]:
-    out = []
-    for i in range(repeats + 1):
-        env = prog.reset(init, rng)
+class _PlanRunner:
+    def __init__(self, prog: Program, init, rng):
+        self.prog, self.init, self.rng = prog, init, rng
+
+    def step(self, sync) -> float:
+        env = self.prog.reset(self.init, self.rng)  # not timed: restores the step's inputs
         sync()
         t0 = time.perf_counter()
-        prog.run(env, check=False)
+        self.prog.run(env, check=False)
         sync()
-        if i:  # the first run warms caches and allocator
-            out.append(time.perf_counter() - t0)
-        del env
-    return out
+        return time.perf_counter() - t0
+
+
+def _time_interleaved(runners: dict[str, Any], repeats: int, sync) -> dict[str, float]:
+    """Median step seconds per runner; runs are interleaved round-robin (one warm-up round
+    first) so that drifting load on a shared machine hits every runner alike."""
+    times: dict[str, list[float]] = {k: [] for k in runners}
+    for i in range(repeats + 1):
+        for k, r in runners.items():
+            t = r.step(sync)
+            if i:
+                times[k].append(t)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def _plain_plan(g: Graph, alignment: int) -> Plan:
@@ -269,17 +280,16 @@ def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
     checks.append(Check("memory", mem_ok,
                         f"measured {measured} B {'<=' if mem_ok else '>'} budget {plan.budget} B"
                         + (f" (peak at op {stats.live_peak_op})" if device == "cpu" and stats.live_peak_op is not None else "")))
+    arena_bytes = prog.arena.capacity
     if repeats > 0:
-        step_s = statistics.median(_timed(prog, init, rng, repeats, sync))
-        arena_bytes = prog.arena.capacity
-        del prog
+        runners: dict[str, Any] = {"plan": _PlanRunner(prog, init, rng)}
         if baseline:
-            bprog = Program(g, _plain_plan(g, plan.alignment), device)
-            base_s = statistics.median(_timed(bprog, init, rng, repeats, sync))
-            del bprog
-        eager_s = statistics.median(time_eager(rec, device, repeats, sync))
-    else:
-        arena_bytes = prog.arena.capacity
+            runners["plain"] = _PlanRunner(Program(g, _plain_plan(g, plan.alignment), device), init, rng)
+        runners["eager"] = EagerRunner(rec, device)
+        med = _time_interleaved(runners, repeats, sync)
+        step_s, base_s, eager_s = med["plan"], med.get("plain"), med["eager"]
+        del runners
+    del prog
     return ExecReport(
         device=device, model=rec.model, method=plan.method, budget=plan.budget,
         planned_peak=rep.peak_bytes, measured_peak=measured, arena_bytes=arena_bytes,

@@ -96,18 +96,18 @@ def eager_reference(rec: Recipe, device: str) -> dict[str, Any]:
     return {k: v.to("cpu", copy=True) for k, v in final_values(rec, model, loss, opt).items()}
 
 
-def time_eager(rec: Recipe, device: str, repeats: int, sync) -> list[float]:
-    """Wall seconds of ``repeats`` eager steps (one warm-up first) on one built model."""
-    model, inputs = build(rec, device)
-    opt = make_optimizer(rec, model)
-    out = []
-    for i in range(repeats + 1):
-        for p in model.parameters():
+class EagerRunner:
+    """A built model, batch and optimizer for timing repeated eager steps."""
+
+    def __init__(self, rec: Recipe, device: str):
+        self.model, self.inputs = build(rec, device)
+        self.opt = make_optimizer(rec, self.model)
+
+    def step(self, sync) -> float:
+        for p in self.model.parameters():
             p.grad = None
         sync()
         t0 = time.perf_counter()
-        step(model, inputs, opt)
+        step(self.model, self.inputs, self.opt)
         sync()
-        if i:
-            out.append(time.perf_counter() - t0)
-    return out
+        return time.perf_counter() - t0

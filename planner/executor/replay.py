@@ -130,7 +130,8 @@ class _Compute:
     rng: int | None = None                # random op index (Op.meta['rng'])
     ov: Any = None                        # OutVariant (mode OUT)
     self_pos: int = 0                     # INPLACE: position of the written argument
-    expected: tuple = ()                  # (tensor id, data_ptr offset) for check mode
+    outcall: Any = None                   # OUT: ArgPlan of the out= call, slots included
+    out_envs: tuple = ()                  # OUT: (tensor id, slot) to bind after the call
 
 
 class Program:
@@ -206,6 +207,18 @@ class Program:
             # (a functional return that is None, e.g. an unused bias gradient, has no out= form:
             # the out= wrappers insist on a defined result for every out argument)
             c.mode, c.ov = OUT, ov
+            # the out= call's arguments with the (static) slots already in: only inputs are
+            # filled per run, which keeps the per-op Python cost close to eager's dispatch
+            a, kw = out_call_args(ov, list(ap.args), dict(ap.kwargs))
+            for t, path, slot, _ in outs:
+                kw[ov.out_names[path[0] if path else 0]] = slot
+            if len(ov.keep) == len(ov.names):
+                c.outcall = ArgPlan(tuple(a), kw, ap.arg_fills, ap.kw_fills)
+            else:  # factory ops: everything by keyword
+                names = ov.names
+                fills = tuple((names[pos], src) for pos, src in ap.arg_fills if names[pos] in ov.keep)
+                c.outcall = ArgPlan((), kw, (), fills + tuple(f for f in ap.kw_fills if f[0] in ov.keep))
+            c.out_envs = tuple((t, slot) for t, _, slot, _ in outs)
         return c
 
     # ----- run -----
@@ -310,19 +323,13 @@ class Program:
 
     def _exec(self, c: _Compute, env: list, check: bool) -> int:
         """Run one compute step; returns bytes of temporaries it held outside the arena."""
-        args, kwargs = c.args.build(env)
         if c.mode == OUT:
-            a, kw = out_call_args(c.ov, args, kwargs)
-            outs = c.outs
-            dests = [None] * len(c.ov.out_names)
-            for t, path, slot, _ in outs:
-                dests[path[0] if path else 0] = slot
-            for name, d in zip(c.ov.out_names, dests):
-                kw[name] = d
+            a, kw = c.outcall.build(env)
             c.ov.overload(*a, **kw)
-            for t, _, slot, _ in outs:
+            for t, slot in c.out_envs:
                 env[t] = slot
             return 0
+        args, kwargs = c.args.build(env)
         if c.mode == BN:
             stats = []
             for t, _, slot, target in c.outs[3:]:
