@@ -80,6 +80,19 @@ def test_recomputation_reproduces_first_values(model):
     assert rep.recomputations == sum(n - 1 for n in counts.values()) > 0
 
 
+@pytest.mark.parametrize("model", ["bert-large-tiny", "unet-tiny"])
+def test_in_place_ops_run_out_of_place_when_planned_so(model):
+    """Optimizer updates, batch-norm stats and counters given their own storage: the executor
+    copies the target into the slot and runs the op there (or writes the out= form there)."""
+    g = tiny(model)
+    plan = remat_plan(g, fraction=0.3, seed=2, out_of_place=True)
+    assert validate(g, plan).valid
+    moved = [s for s in plan.steps if s.kind == "compute" and any(g.tensors[t].inplace_of is not None for t, _ in s.offsets)]
+    assert moved
+    rep = execute(g, plan, "cpu", repeats=0)
+    assert rep.passed, [c for c in rep.checks if not c.passed]
+
+
 def test_dropout_recompute_without_rng_replay_is_caught(monkeypatch):
     """Turning the RNG restore off makes recomputed dropout masks differ: the recompute check fails."""
     from planner.executor import replay

@@ -36,16 +36,19 @@ def _evictable(g: Graph, t: int, regen: list[bool]) -> bool:
 
 
 def remat_plan(g: Graph, fraction: float = 0.5, seed: int = 0, alignment: int = 512,
-               buffers_in_place: bool = False) -> Plan:
+               buffers_in_place: bool = False, out_of_place: bool = False) -> Plan:
     """Every op once in captured order, plus: each evictable forward output is, with probability
     ``fraction``, freed right after its op and recomputed before its next use. Budget = the
     highest address used (first-fit in a generous space). New buffer values (BatchNorm running
     stats, ``Op.meta['inplace'] == 'copy'``) get their own storage unless ``buffers_in_place``,
-    so that the old values stay and batch-norm layers remain recomputable."""
+    so that the old values stay and batch-norm layers remain recomputable. ``out_of_place``:
+    every in-place output (optimizer updates too) gets its own storage."""
     rnd = _random.Random(seed)
     T = g.tensors
 
     def in_place(t) -> bool:
+        if out_of_place:
+            return False
         return t.inplace_of is not None and (buffers_in_place or g.ops[t.producer].meta.get("inplace") != "copy")
 
     # values overwritten in place before the backward pass ends (the optimizer's updates come
