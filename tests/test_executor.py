@@ -10,14 +10,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from planner.analysis import baseline_peak  # noqa: E402
-from planner.errors import UserError  # noqa: E402
-from planner.executor import CHECKS, execute  # noqa: E402
-from planner.executor.replay import fingerprint  # noqa: E402
-from planner.executor.testplans import corrupt, remat_plan  # noqa: E402
-from planner.graph import Graph  # noqa: E402
-from planner.registry import solve  # noqa: E402
-from planner.validator import validate  # noqa: E402
+from planner.analysis import baseline_peak
+from planner.errors import UserError
+from planner.executor import CHECKS, execute
+from planner.executor.replay import fingerprint
+from planner.executor.testplans import corrupt, remat_plan
+from planner.graph import Graph
+from planner.registry import solve
+from planner.validator import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 _GRAPHS: dict[str, Graph] = {}
@@ -102,7 +102,7 @@ def test_dropout_recompute_without_rng_replay_is_caught(monkeypatch):
     class NoRestore(replay._Rng):
         def __init__(self, device):
             super().__init__(device)
-            self.set = lambda state: None  # noqa: E731 - forget every saved state
+            self.set = lambda state: None
     monkeypatch.setattr(replay, "_Rng", NoRestore)
     rep = execute(g, plan, "cpu", repeats=0)
     assert "recompute" in rep.failed

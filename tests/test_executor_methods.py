@@ -12,12 +12,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from planner.analysis import baseline_peak  # noqa: E402
-from planner.executor import execute  # noqa: E402
-from planner.params import SolveParams  # noqa: E402
-from planner.registry import methods, solve  # noqa: E402
+from test_executor import tiny
 
-from test_executor import tiny  # noqa: E402
+from planner.analysis import baseline_peak
+from planner.executor import execute
+from planner.params import SolveParams
+from planner.registry import methods, solve
 
 KEEP = 2
 HEURISTIC_RATIOS = (0.7, 0.8, 0.9, 0.95, 1.0, 1.1, 1.2)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..graph import Graph
@@ -177,7 +177,7 @@ def compare(ref: dict[str, Any], got: dict[str, Any], device: str) -> Check:
         if not torch.allclose(v.double(), r.double(), rtol=rtol, atol=atol):
             return Check("values", False, f"{k} differs from eager PyTorch beyond rtol {rtol} atol {atol} (max abs diff {diff:.3g})")
     how = "bitwise" if bitwise or worst == 0 else f"within tolerance (max abs diff {worst:.3g})"
-    missing_got = sorted(set(k for k in ref if k.startswith(("param:", "grad:", "buffer:"))) - set(got))
+    missing_got = sorted({k for k in ref if k.startswith(("param:", "grad:", "buffer:"))} - set(got))
     if missing_got:
         return Check("values", False, f"eager result {missing_got[0]} has no counterpart in the plan's outputs")
     return Check("values", True, f"{n} tensors (loss, parameters/gradients, buffers, optimizer state) equal eager PyTorch {how}")
@@ -226,6 +226,7 @@ def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
     """Run ``plan`` on ``g``'s model with real tensors; check it and time it (``repeats`` timed
     runs each of the plan, the plain schedule and eager PyTorch; 0 = checks only)."""
     import torch
+
     from ..validator import validate
 
     device = check_device(device)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .arena import ExecError
 
@@ -40,7 +41,7 @@ class OutVariant:
     names: tuple[str, ...]         # all functional argument names, positional order
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def out_variant(target: str) -> OutVariant | None:
     """The ``out=`` overload computing the same thing as ``target``: same non-out arguments (by
     name and type), or the same minus factory arguments (dtype/device/...: the out tensor fixes
@@ -99,8 +100,12 @@ def value_builder(a: Any, device: str) -> Callable[[list], Any]:
     if is_tensor_ref(a):
         i = int(a["t"])
         return lambda env: env[i]
-    parts = [value_builder(x, device) if _has_ref(x) else (lambda env, c=decode_const(x, device): c) for x in a]
+    parts = [value_builder(x, device) if _has_ref(x) else _const(decode_const(x, device)) for x in a]
     return lambda env: [p(env) for p in parts]
+
+
+def _const(c: Any) -> Callable[[list], Any]:
+    return lambda env: c
 
 
 @dataclass(frozen=True)
