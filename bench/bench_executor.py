@@ -49,6 +49,8 @@ def main() -> None:
         print(f"\n{model}: {len(g.ops)} ops; none plan: executor {rep.step_seconds * 1e3:.2f} ms, "
               f"eager {rep.eager_seconds * 1e3:.2f} ms, executor/eager {rep.step_seconds / rep.eager_seconds:.2f}x "
               f"(target <= 1.3x); checks {'pass' if rep.passed else 'FAIL ' + ','.join(rep.failed)}")
+        ops = ", ".join(f"{k.replace('aten.', '')} x{v}" for k, v in sorted(rep.outside_ops.items())) or "none"
+        print(f"  not placed in the arena: {ops}; largest temporary {rep.copy_temp_peak} B")
         for method in a.methods.split(","):
             ratios = [float(r) for r in a.ratios.split(",")]
             done = False
