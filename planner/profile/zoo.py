@@ -93,9 +93,9 @@ _SPECS = [
               note="DenseNet-121, 224x224, batch 64"),
     ModelSpec("densenet121-tiny", f"{M}.densenet:densenet", 2, _img(3, 32, 32, 10),
               config=dict(growth=4, blocks=[2, 2, 2, 2], init=8, classes=10)),
-    ModelSpec("bilstm", f"{M}.bilstm:bilstm", 64, _tag(32, 20000, 50),
-              config=dict(vocab=20000, embed=512, hidden=512, layers=2, tags=50), ref_params=None,
-              note="2-layer bidirectional LSTM tagger, hidden 512, seq 32 (the graph is unrolled per step), batch 64"),
+    ModelSpec("bilstm", f"{M}.bilstm:bilstm", 256, _tag(32, 20000, 50),
+              config=dict(vocab=20000, embed=512, hidden=1024, layers=2, tags=50), ref_params=None,
+              note="2-layer bidirectional LSTM tagger, hidden 1024, seq 32 (the graph is unrolled per step), batch 256"),
     ModelSpec("bilstm-tiny", f"{M}.bilstm:bilstm", 2, _tag(3, 50, 5),
               config=dict(vocab=50, embed=8, hidden=8, layers=2, tags=5)),
 ]
