@@ -34,6 +34,7 @@ cuts it off).
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import sys
 import time
@@ -120,6 +121,11 @@ class _Search:
         self.cross = np.cumsum(d)[: S + 1]
         self.eff = np.full(n + 1, _BIG, dtype=np.int64)   # scratch: effective lower offsets (+ sentinel)
         self.trail: list[tuple[int, np.ndarray]] = []
+        # Digests of sub-problems proved infeasible. A sub-problem (a time-connected set of
+        # unplaced buffers) is fully determined by its ids, their minimum offsets, the floor and
+        # the last position at the floor: nothing else it reads depends on the other buffers.
+        # Feasibility does not depend on the preorder, so the memo survives restarts.
+        self.failed: set[bytes] = set()
         self.nodes = 0
         self.backtracks = 0
         self.limit = 0
@@ -211,6 +217,23 @@ class _Search:
                     self.undo_to(mark)
                     return False
             return True
+        key = self._key(U, floor, last)
+        if key in self.failed:
+            return False
+        if self._expand(U, lo, hi, floor, last, mark):
+            return True
+        self.failed.add(key)
+        return False
+
+    def _key(self, U: np.ndarray, floor: int, last: int) -> bytes:
+        h = hashlib.blake2b(digest_size=20)
+        h.update(U.tobytes())
+        h.update(self.minoff[U].tobytes())
+        h.update(np.array([floor, last], dtype=np.int64).tobytes())
+        return h.digest()
+
+    def _expand(self, U: np.ndarray, lo: int, hi: int, floor: int, last: int, mark: int) -> bool:
+        """Branch over the candidates for the next placement (one time-connected group)."""
         if not self.sections_ok(lo, hi, floor, last):
             return False
         mo = self.minoff[U]
@@ -227,7 +250,7 @@ class _Search:
         if cand.size == 0:
             return False
         cmo = mo[ok]
-        order = np.lexsort((self.rank[cand], cmo))
+        order = np.lexsort((self.rank[cand], self.a[cand], cmo))
         for j in order.tolist():
             b = int(cand[j])
             o = int(cmo[j])

@@ -1,0 +1,79 @@
+"""Benchmark: exact static address assignment on tight generated instances.
+
+Instances are feasible by construction at a capacity equal to their peak
+(``formulations.dsa_instances``): ``tiling`` cuts [0, T) × [0, 2^20) into n buffers by
+guillotine cuts (exactly tight at every time), ``holes`` removes a fifth of the pieces away
+from one time column (exactly tight there, slack elsewhere). For each instance it runs, in
+this process and on one thread:
+- greedy best-fit (does it fit the tight capacity at all?),
+- ``solve_dsa`` (greedy fast path, then the exact search) with ``--time-limit``,
+- the plain CP-SAT ``add_no_overlap_2d`` model with ``--cpsat-limit`` (the baseline),
+and prints the time per instance and the ratio CP-SAT time / search time. When CP-SAT does
+not finish, the ratio is a lower bound (">="), computed with its time limit.
+
+    python bench/bench_dsa.py                      # 150, 300, 450 buffers, 2 seeds, both families
+    python bench/bench_dsa.py --sizes 150 --seeds 1 --time-limit 20 --cpsat-limit 5
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from formulations.dsa import _arrays, check_solution, greedy_best_fit, solve_dsa  # noqa: E402
+from formulations.dsa_cpsat import cpsat_place  # noqa: E402
+from formulations.dsa_instances import guillotine, with_holes  # noqa: E402
+
+FAMILIES = {"tiling": guillotine, "holes": with_holes}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default="150,300,450")
+    p.add_argument("--seeds", type=int, default=2, help="instances per size and family")
+    p.add_argument("--families", default="tiling,holes")
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds for solve_dsa per instance")
+    p.add_argument("--cpsat-limit", type=float, default=10.0, help="seconds for plain CP-SAT per instance")
+    p.add_argument("--no-cpsat", action="store_true")
+    args = p.parse_args(argv)
+    print(f"{'family':<7} {'n':>4} {'seed':>4} {'greedy':>7} {'status':>8} {'method':>7} {'search s':>9} "
+          f"{'cp-sat':>8} {'cp-sat s':>9} {'ratio':>8}")
+    solved = total = 0
+    times = []
+    for fam in args.families.split(","):
+        for n in [int(x) for x in args.sizes.split(",")]:
+            for seed in range(args.seeds):
+                bufs, _, cap = FAMILIES[fam](n, seed=seed)
+                g = greedy_best_fit(bufs, cap)
+                t0 = time.perf_counter()
+                sol = solve_dsa(bufs, cap, time_limit=args.time_limit, seed=0)
+                ts = time.perf_counter() - t0
+                ok = sol.offsets is not None and not check_solution(bufs, sol.offsets, cap)
+                total += 1
+                solved += ok
+                if ok:
+                    times.append(ts)
+                cp_status, tc, ratio = "-", float("nan"), "-"
+                if not args.no_cpsat:
+                    t1 = time.perf_counter()
+                    cp_status, _ = cpsat_place(*_arrays(bufs), cap, args.cpsat_limit, seed=0, threads=1)
+                    tc = time.perf_counter() - t1
+                    if ok and cp_status == "found":
+                        ratio = f"{tc / ts:.1f}x"
+                    elif ok:
+                        ratio = f">={args.cpsat_limit / ts:.1f}x"
+                    elif cp_status == "found":
+                        ratio = f"<={tc / args.time_limit:.2f}x"
+                print(f"{fam:<7} {len(bufs):>4} {seed:>4} {'fits' if g.offsets else 'fails':>7} {sol.status:>8} "
+                      f"{sol.method:>7} {ts:>9.2f} {cp_status:>8} {tc:>9.2f} {ratio:>8}", flush=True)
+    med = sorted(times)[len(times) // 2] if times else float("nan")
+    print(f"solved {solved}/{total} within {args.time_limit:g} s (median {med:.2f} s, "
+          f"max {max(times) if times else float('nan'):.2f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
