@@ -148,6 +148,22 @@ def test_fingerprint_is_bitwise():
     assert fingerprint(x) != fingerprint(y)
 
 
+def test_device_digest_sees_changed_and_moved_elements():
+    """The CUDA fingerprint (computed here on CPU tensors: the code is device-agnostic)."""
+    from planner.executor.replay import device_digest
+    x = torch.arange(12.0).reshape(3, 4)
+    assert device_digest(x) == device_digest(x.clone())
+    for i, j in ((0, 1), (0, 2), (0, 3), (4, 11)):
+        y = x.clone().reshape(-1)
+        y[i], y[j] = x.reshape(-1)[j], x.reshape(-1)[i]
+        assert device_digest(y.reshape(3, 4)) != device_digest(x), (i, j)
+    z = x.clone()
+    z[1, 1] = torch.nextafter(z[1, 1], torch.tensor(100.0))
+    assert device_digest(z) != device_digest(x)
+    for t in (torch.zeros(0), torch.ones(1), torch.tensor([True, False]), torch.randn(3, dtype=torch.bfloat16)):
+        assert len(device_digest(t)) == 16
+
+
 def test_timing_figures(tmp_path):
     g = tiny("gpt3-2.7b-tiny")
     rep = execute(g, plain_plan(g), "cpu", repeats=1)
