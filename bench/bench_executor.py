@@ -28,6 +28,8 @@ def main() -> None:
                     help="when a method has no plan at --ratios, the lowest of these it solves is run too")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="cuda: the GPU run of issue 6 (e.g. --models unet,bert-large --ratios 0.5)")
     a = ap.parse_args()
 
     import torch
@@ -40,12 +42,12 @@ def main() -> None:
 
     torch.set_num_threads(1)
     params = SolveParams(time_limit=a.time_limit)
-    print(f"torch {torch.__version__}, cpu, 1 thread, medians of {a.repeats} steps")
+    print(f"torch {torch.__version__}, {a.device}, 1 CPU thread, medians of {a.repeats} steps")
     for model in a.models.split(","):
         g = load_model(model)
         peak = baseline_peak(g)
         res = solve(g, int(peak * 1.25), "none", params)
-        rep = execute(g, res.plan, "cpu", repeats=a.repeats)
+        rep = execute(g, res.plan, a.device, repeats=a.repeats)
         print(f"\n{model}: {len(g.ops)} ops; none plan: executor {rep.step_seconds * 1e3:.2f} ms, "
               f"eager {rep.eager_seconds * 1e3:.2f} ms, executor/eager {rep.step_seconds / rep.eager_seconds:.2f}x "
               f"(target <= 1.3x); checks {'pass' if rep.passed else 'FAIL ' + ','.join(rep.failed)}")
@@ -63,11 +65,11 @@ def main() -> None:
                         print(f"  {method:6s} ratio {r:.2f}: no plan ({res.status}: {res.message[:100]})")
                     continue
                 done = True
-                rep = execute(g, res.plan, "cpu", repeats=a.repeats)
+                rep = execute(g, res.plan, a.device, repeats=a.repeats)
                 print(f"  {method:6s} ratio {r:.2f}: {res.status}, {rep.recomputations} recomputations, "
                       f"predicted overhead {rep.predicted_overhead * 100:.1f}%, measured {rep.measured_overhead * 100:.1f}%, "
                       f"plan/eager {rep.step_seconds / rep.eager_seconds:.2f}x, measured memory "
-                      f"{rep.measured_peak / res.plan.budget:.3f} of budget; checks "
+                      f"{rep.measured_peak / res.plan.budget:.3f} of budget; values {rep.checks[0].detail.split(' equal ')[-1]}; checks "
                       f"{'pass' if rep.passed else 'FAIL ' + ','.join(rep.failed)}")
 
 

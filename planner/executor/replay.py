@@ -180,7 +180,6 @@ class Program:
                 self.steps.append(self._compile(k, s.ref, dict(s.offsets)))
             else:
                 self.steps.append(int(s.ref))
-        self.copy_targets = sorted({c.target for c in self.steps if isinstance(c, _Compute) and c.mode == COPY})
 
     # ----- compile -----
     def _compile(self, k: int, j: int, offsets: dict[int, int]) -> _Compute:
