@@ -35,10 +35,6 @@ def test_fresh_capture_equals_checked_in_profile(name):
     assert cap(name).hash == Graph.load(str(p)).hash
 
 
-def test_capture_is_deterministic():
-    assert capture_model("gpt3-2.7b-tiny").hash == cap("gpt3-2.7b-tiny").hash
-
-
 @pytest.mark.parametrize("name", ["resnet50-tiny", "gpt3-2.7b-tiny"])
 def test_views_are_zero_byte_aliases_from_schemas(name):
     g = cap(name)
