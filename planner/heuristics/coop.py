@@ -60,7 +60,7 @@ class SlidingWindow:
                     left, run = 0, 0.0
                     continue
                 if owner < 0:
-                    owner = ms[0]
+                    owner = rt.view_base[ms[0]]  # only views left: their base's recompute
                 w = cprime(owner) / (now_eps - access[b])
             starts.append(s)
             ends.append(e)

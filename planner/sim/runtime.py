@@ -201,11 +201,14 @@ class Runtime:
         return True
 
     def owner(self, b: int) -> int:
+        """The tensor whose recompute restores block b: its non-view member, or, when only
+        views are left, the base they view (its recompute, not the cheap view op, is what
+        evicting the block will cost)."""
         ms = self.b_members[b]
         for m in ms:
             if not self.is_view[m]:
                 return m
-        return ms[0]
+        return self.view_base[ms[0]]
 
     def stale(self, b: int) -> float:
         return self.now - self.b_access[b] + self.eps
