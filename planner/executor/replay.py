@@ -32,6 +32,7 @@ from .recipe import ArgPlan, arg_plan, out_call_args, out_variant, resolve_targe
 log = logging.getLogger(__name__)
 
 VIEW, INPLACE, OUT, COPY = "view", "inplace", "out", "copy"
+MARK = "plan_step"                   # profiler range around each compute step of a checked run
 BN, CONVB = "bn-out", "convb-out"   # ops whose out= form needs the arguments rearranged
 
 _BN_FUNCTIONAL = "aten._native_batch_norm_legit_functional.default"
@@ -51,6 +52,7 @@ class RunStats:
     copy_temp_peak: int = 0                       # largest temporary of a copy-placed op
     live_peak: int = 0                            # peak of arena storages live + temporaries (tracked)
     live_peak_op: int | None = None               # op at which it was reached
+    per_step: list[tuple[int, int, int, int]] = field(default_factory=list)  # per compute: (op, arena live, temp, rng bytes)
 
 
 def _pick(res: Any, path: tuple[int, ...]) -> Any:
@@ -163,6 +165,7 @@ class Program:
         self.g, self.plan, self.device = g, plan, device
         self.arena = arena or Arena(plan.budget, device)
         self.rng = _Rng(device)
+        self.mark = False  # profiler ranges around compute steps (set by the CPU memory profile)
         T = g.tensors
         res_off = dict(plan.resident_offsets)
         # residents: typed views at their planned offsets (resident views share their base's)
@@ -285,7 +288,7 @@ class Program:
                 if c.rng in saved:
                     now = self.rng.get()
                     self.rng.set(saved[c.rng])
-                    temp = self._exec(c, env, check)
+                    temp = self._marked(c, env, check)
                     self.rng.set(now)
                 else:
                     if c.rng != next_rng:
@@ -295,9 +298,9 @@ class Program:
                     next_rng += 1
                     if st.device.type == "cpu" and self.device == "cpu":
                         stats.rng_bytes += st.numel() * st.element_size()
-                    temp = self._exec(c, env, check)
+                    temp = self._marked(c, env, check)
             else:
-                temp = self._exec(c, env, check)
+                temp = self._marked(c, env, check)
             if not check:
                 continue
             if c.mode in (COPY, CONVB):
@@ -316,6 +319,7 @@ class Program:
                     overwritten.append(target)
                 else:
                     live.new(t)
+            stats.per_step.append((c.op, live.bytes, temp, stats.rng_bytes))
             if live.bytes + temp > stats.live_peak:
                 stats.live_peak, stats.live_peak_op = live.bytes + temp, c.op
             for x in overwritten:
@@ -339,6 +343,15 @@ class Program:
                 elif first[t] != fp:
                     stats.recompute_mismatches.append(f"op {c.op} ({self.g.ops[c.op].name}) tensor {t}")
         return stats
+
+    def _marked(self, c: _Compute, env: list, check: bool) -> int:
+        """``_exec``, inside a profiler range named ``MARK`` when ``self.mark`` (the allocation
+        profile of a checked CPU run is cut into compute steps by these ranges)."""
+        if not (check and self.mark):
+            return self._exec(c, env, check)
+        from torch.profiler import record_function
+        with record_function(MARK):
+            return self._exec(c, env, check)
 
     def _exec(self, c: _Compute, env: list, check: bool) -> int:
         """Run one compute step; returns bytes of temporaries it held outside the arena."""
