@@ -16,6 +16,7 @@ overhead the plan predicts (the validator's, from the graph's cost model).
 """
 from __future__ import annotations
 
+import functools
 import logging
 import statistics
 import time
@@ -27,7 +28,7 @@ from ..plan import Plan
 from .arena import ExecError
 from .recipe import resident_value
 from .reference import EagerRunner, Recipe, build, eager_reference, recipe_of
-from .replay import Program, RunStats
+from .replay import Program
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +246,7 @@ def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
         if device == "cpu":
             from .memory import profile_steps
             prog.mark = True
-            stats, peaks = profile_steps(lambda: prog.run(env, check=True))
+            stats, peaks = profile_steps(functools.partial(prog.run, env, check=True))
             prog.mark = False
         else:
             stats = prog.run(env, check=True)
