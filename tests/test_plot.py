@@ -98,6 +98,7 @@ def test_memory_viz_snapshot_shape_and_consistency(tmp_path, capsys):
     assert pickle.loads(raw) == pickle.loads(pickle.dumps(snap, protocol=4))
 
 
+@pytest.mark.slow  # importing torch takes seconds; the structure is checked without it above
 def test_torch_memory_viz_reads_the_snapshot():
     mv = pytest.importorskip("torch.cuda._memory_viz", reason="torch not installed")
     g, plan = _plan()

@@ -17,12 +17,12 @@ def _run(capsys, *argv):
 def test_study_json_and_rerun_from_spec(tmp_path, capsys):
     out = tmp_path / "s"
     rc, o, err = _run(capsys, "study", "--models", "chain:8", "--ratios", "0.6,1.0", "--methods", "none,coop",
-                      "--out", str(out), "--jobs", "2", "--json")
+                      "--out", str(out), "--jobs", "2", "--json", "--no-plots")
     assert rc == 0
     d = json.loads(o)
     assert d["cells"] == 4 and d["ran"] == 4
     assert "4/4 done" in err  # progress bar on stderr
-    rc, o, _ = _run(capsys, "study", "--spec", str(out / "study.json"), "--json")
+    rc, o, _ = _run(capsys, "study", "--spec", str(out / "study.json"), "--json", "--no-plots")
     assert rc == 0 and json.loads(o)["ran"] == 0 and json.loads(o)["skipped"] == 4
 
 

@@ -87,7 +87,7 @@ def test_coop_paper_preset_and_its_comparison(tmp_path):
             rec(n["unet"], 0.4, "coop/no-sliding-window", "feasible", 120.0)]
     recs += [rec(n["resnet50"], r, "coop", "feasible" if r >= 0.3 else "infeasible", 120.0 if r >= 0.3 else None)
              for r in ABLATION_RATIOS]
-    write_outputs(spec, tmp_path, recs)
+    write_outputs(spec, tmp_path, recs, plots=False)
     s = (tmp_path / "summary.md").read_text()
     assert "| 11% / 29% / 41% | 11.0% / 29.0% / 41.0% |" in s
     assert "= 2.00× |" in s

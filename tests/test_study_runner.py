@@ -41,7 +41,7 @@ SMALL = StudySpec("small", (Grid(("chain:8", "ushape:2"), (0.6, 1.0), ("none", "
 
 
 def test_study_records_every_cell_and_matches_direct_solve(tmp_path):
-    run = run_study(SMALL, tmp_path, jobs=2, outputs=True)
+    run = run_study(SMALL, tmp_path, jobs=2, outputs=True, plots=False)
     assert run.ran == len(SMALL.cells()) == 8 and run.skipped == 0
     assert len(run.records) == 8
     # one table row per cell, with the documented columns
@@ -83,7 +83,7 @@ def test_interrupted_study_keeps_finished_cells(tmp_path):
                 raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_study(SMALL, tmp_path, jobs=2, progress=stop_after_two)
+        run_study(SMALL, tmp_path, jobs=2, progress=stop_after_two, plots=False)
     on_disk = [c for c in SMALL.cells() if load_record(tmp_path, c) is not None]
     assert 2 <= len(on_disk) < 8
     for c in on_disk:  # whole JSON documents, never partial
@@ -97,7 +97,7 @@ def test_hard_wall_limit_and_dead_workers_become_results(tmp_path):
     spec = StudySpec("bad", (Grid(("chain:4",), (1.0,), ("test-sleepy", "test-dies", "test-crash", "none")),),
                      time_limit=1.0, wall_limit=1.5)
     t0 = time.perf_counter()
-    run = run_study(spec, tmp_path, jobs=2)
+    run = run_study(spec, tmp_path, jobs=2, plots=False)
     assert time.perf_counter() - t0 < 30
     by = {r["method"]: r for r in run.records}
     assert by["test-sleepy"]["status"] == "timeout" and "wall limit" in by["test-sleepy"]["message"]

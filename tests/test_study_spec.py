@@ -81,7 +81,7 @@ def test_spec_round_trip_and_schema(tmp_path):
 names = st.text(alphabet="ab:/-_.x", min_size=1, max_size=6)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(names, st.sampled_from([0.3, 0.5, 0.55]), names), min_size=2, max_size=6, unique=True))
 def test_cell_file_names_are_distinct_and_safe(keys):
     files = [Cell(m, r, meth, 10.0).file_name for m, r, meth in keys]

@@ -29,6 +29,7 @@ def add_parser(sub) -> None:
     p.add_argument("--backend", default="local", choices=("local", "ray"), help="worker processes or Ray tasks")
     p.add_argument("--address", help="Ray cluster address (with --backend ray; default: start a local one)")
     p.add_argument("--save-plans", action="store_true", help="keep each cell's plan under plans/")
+    p.add_argument("--no-plots", action="store_true", help="table and summary only (no matplotlib needed)")
     p.add_argument("--retry-errors", action="store_true", help="rerun cells recorded as error")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout at the end")
     p.set_defaults(func=run)
@@ -113,7 +114,8 @@ def run(args) -> int:
     bar = _Bar()
     try:
         run_ = run_study(spec, out, jobs=args.jobs, backend=args.backend, address=args.address,
-                         progress=bar, retry_errors=args.retry_errors)
+                         progress=bar, retry_errors=args.retry_errors,
+                         plots=not args.no_plots)
     finally:
         bar.close()
     for note in run_.notes:

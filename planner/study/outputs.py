@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 
 
 def write_outputs(spec: StudySpec, out: Path, records: list[dict[str, Any]],
-                  wall_seconds: float | None = None) -> list[str]:
+                  wall_seconds: float | None = None, plots: bool = True) -> list[str]:
     """Returns notes for the user (e.g. plots skipped and why)."""
     from .plots import PLOTS
     from .presets import paper_section
@@ -22,7 +22,7 @@ def write_outputs(spec: StudySpec, out: Path, records: list[dict[str, Any]],
     notes: list[str] = []
     write_atomic(out / "table.csv", table.to_csv(table.rows(records)).encode())
     drawn: list[str] = []
-    if records:
+    if records and plots:
         for name, fn in PLOTS:
             try:
                 fn(spec, records, out / name)

@@ -56,7 +56,9 @@ def overhead_vs_ratio(spec: StudySpec, records: list[dict[str, Any]], path: Path
                 c, _ = style[m]
                 # a strip at the bottom of the panel (axes coordinates), one row per method
                 ax.scatter(fails, [0.03 + 0.035 * i] * len(fails), marker="x", color=c, s=28, zorder=4,
-                           transform=ax.get_xaxis_transform(), clip_on=False)
+                           transform=ax.get_xaxis_transform())
+        pad = max(0.02, 0.05 * (ratios[-1] - ratios[0]))
+        ax.set_xlim(ratios[0] - pad, ratios[-1] + pad)  # every ratio tried, plans or not
         ax.set_title(f"{model}", fontsize=10)
         ax.set_xlabel("memory ratio (budget / baseline peak)")
         ax.set_ylabel("compute overhead")
@@ -120,7 +122,8 @@ def solve_time(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> No
         c, mk = style[m]
         for done, label in ((True, m), (False, None)):
             xs = [(r["n_ops"], max(r.get("solve_seconds") or r.get("wall_seconds") or 1e-3, 1e-3)) for r in records
-                  if r["method"] == m and r.get("n_ops") and (r.get("status") != "timeout") == done]
+                  if r["method"] == m and r.get("n_ops") and r.get("backend") != "analysis"
+                  and (r.get("status") != "timeout") == done]
             if xs:
                 ax.scatter(*zip(*xs), marker=mk, s=26, label=label,
                            facecolors=c if done else "none", edgecolors=c, alpha=0.8)

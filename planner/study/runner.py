@@ -82,6 +82,13 @@ def load_record(out_dir: Path, cell: Cell) -> dict[str, Any] | None:
     return rec if isinstance(rec, dict) and rec.get("key") == cell.key else None
 
 
+def _sweep_temp(out: Path) -> None:
+    """Remove temp files of writes a killed worker never finished (never a finished record)."""
+    for sub in ("cells", "plans"):
+        for t in (out / sub).glob(".*.tmp") if (out / sub).is_dir() else ():
+            t.unlink(missing_ok=True)
+
+
 def check_writable(out_dir: Path) -> None:
     try:
         (out_dir / "cells").mkdir(parents=True, exist_ok=True)
@@ -94,7 +101,7 @@ def check_writable(out_dir: Path) -> None:
 
 def run_study(spec: StudySpec, out_dir: str | os.PathLike, jobs: int = 1, backend: str = "local",
               address: str | None = None, progress: ProgressFn | None = None, retry_errors: bool = False,
-              outputs: bool = True) -> StudyRun:
+              outputs: bool = True, plots: bool = True) -> StudyRun:
     """Run every cell of ``spec`` not yet in ``out_dir``, then write table, summary and plots."""
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
@@ -104,6 +111,7 @@ def run_study(spec: StudySpec, out_dir: str | os.PathLike, jobs: int = 1, backen
     out = Path(out_dir)
     check_writable(out)
     spec.save(str(out / "study.json"))
+    _sweep_temp(out)
     cells = spec.cells()
     todo: list[Cell] = []
     for c in cells:
@@ -136,7 +144,7 @@ def run_study(spec: StudySpec, out_dir: str | os.PathLike, jobs: int = 1, backen
     if outputs:
         from .outputs import write_outputs
 
-        run.notes.extend(write_outputs(spec, out, run.records, wall_seconds=wall))
+        run.notes.extend(write_outputs(spec, out, run.records, wall_seconds=wall, plots=plots))
     return run
 
 
@@ -213,6 +221,8 @@ def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) 
         for p in running:  # interrupted: stop the workers, keep every finished cell
             p.kill()
             p.join()
+        if running:
+            _sweep_temp(out)
 
 
 # ---------------------------------------------------------------- ray
