@@ -256,3 +256,18 @@ def test_cpu_allocation_profile_counts_kernel_scratch():
     strict = execute(g, plan, "cpu", repeats=0, strict_memory=True)
     mem = next(c for c in strict.checks if c.name == "memory")
     assert mem.passed == (strict.measured_all_peak <= plan.budget)
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "none"])
+def test_other_optimizers_are_bitwise_eager(optimizer):
+    """Adam (state tensors, bias corrections) and no optimizer (gradients are the outputs)."""
+    from planner.profile.build import capture_model
+    g = capture_model("gpt3-2.7b-tiny", optimizer=optimizer)
+    rep = execute(g, remat_plan(g, fraction=0.5, seed=3), "cpu", repeats=0)
+    assert rep.passed, [c for c in rep.checks if not c.passed]
+    assert rep.recomputations > 0
+    from planner.executor.reference import eager_reference, recipe_of
+    ref = eager_reference(recipe_of(g), "cpu")
+    want = "state:" if optimizer == "adam" else "grad:"
+    assert any(k.startswith(want) for k in ref)
+    assert rep.checks[0].detail.startswith(f"{len(ref)} tensors")  # every eager result was compared
