@@ -8,7 +8,11 @@ question is feasibility (max(offset + size) <= capacity); without one, minimise 
 Engines (the ``method`` of a solution says which produced it):
 - ``greedy``: TFLite's greedy-by-size best-fit (Pisarchyk & Lee 2020), the fast path;
 - ``search``: the exact depth-first search over canonical solutions (``dsa_search``);
-- ``cp-sat``: a plain CP-SAT ``add_no_overlap_2d`` model (``dsa_cpsat``), for comparison.
+- ``cp-sat``: a plain CP-SAT ``add_no_overlap_2d`` model (``dsa_cpsat``);
+- engine ``auto`` (the default of ``solve_dsa``) is a portfolio of the two exact engines: the
+  search for the first ``SEARCH_SHARE`` of the time (it either succeeds fast or thrashes,
+  its run times are heavy-tailed), then CP-SAT, whose clause learning covers other instances.
+  The solution's ``method`` names the engine that found (or refuted) it.
 
 ``solve_dsa`` never passes a greedy placement off as exact: the status says what was proved,
 the method says who found it. ``check_solution`` is the independent validator.
@@ -24,6 +28,8 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 STATUSES = ("optimal", "feasible", "infeasible", "timeout")
+ENGINES = ("auto", "search", "cp-sat")
+SEARCH_SHARE = 0.3  # engine auto: share of the time given to the search before CP-SAT
 
 
 @dataclass(frozen=True)
@@ -188,24 +194,26 @@ def greedy_best_fit(buffers: list[Buffer], capacity: int | None = None) -> DsaSo
 
 def solve_dsa(buffers: list[Buffer], capacity: int | None = None, time_limit: float = 60.0,
               seed: int = 0, threads: int = 1, greedy_only: bool = False,
-              engine: str = "search") -> DsaSolution:
+              engine: str = "auto") -> DsaSolution:
     """Place ``buffers``. With ``capacity``: find a placement within it (greedy first, then the
     exact engine). Without: minimise the peak (proving optimality where the engine can).
 
-    ``engine`` picks the exact engine: "search" (default, single-threaded, deterministic for a
-    seed) or "cp-sat" (``threads`` workers; deterministic for a seed and thread count).
+    ``engine`` picks the exact engine: "search" (single-threaded, deterministic for a seed),
+    "cp-sat" (``threads`` workers; deterministic for a seed and thread count when it finishes)
+    or "auto" (default: the search, then CP-SAT; see the module docstring).
     The returned solution always passed ``check_solution``.
     """
     t0 = time.perf_counter()
     check_buffers(buffers)
-    if engine not in ("search", "cp-sat"):
-        raise ValueError(f"unknown DSA engine {engine!r} (search | cp-sat)")
+    if engine not in ENGINES:
+        raise ValueError(f"unknown DSA engine {engine!r} ({' | '.join(ENGINES)})")
     deadline = t0 + max(0.0, time_limit)
     lb = live_lower_bound(buffers)
+    by_bound = "search" if engine == "auto" else engine  # who answers from the bound alone
     if not buffers:
-        return DsaSolution("optimal", {}, 0, 0, engine, time.perf_counter() - t0)
+        return DsaSolution("optimal", {}, 0, 0, by_bound, time.perf_counter() - t0)
     if capacity is not None and (lb > capacity or max(b.size for b in buffers) > capacity):
-        return DsaSolution("infeasible", None, None, lb, engine, time.perf_counter() - t0)
+        return DsaSolution("infeasible", None, None, lb, by_bound, time.perf_counter() - t0)
 
     greedy = greedy_best_fit(buffers, capacity)
     if greedy.offsets is not None and (greedy_only or greedy.status == "optimal" or capacity is not None):
@@ -213,22 +221,21 @@ def solve_dsa(buffers: list[Buffer], capacity: int | None = None, time_limit: fl
     if greedy_only:
         return _checked(buffers, greedy, capacity, t0)
 
-    run = _run_search if engine == "search" else _run_cpsat
+    run = {"search": _run_search, "cp-sat": _run_cpsat, "auto": _run_auto}[engine]
     if capacity is not None:
-        res = run(buffers, capacity, deadline, seed, threads)
-        if res[0] == "found":
-            offsets = res[1]
+        found, offsets, who = run(buffers, capacity, deadline, seed, threads)
+        if found == "found":
             peak = peak_of(buffers, offsets)
             status = "optimal" if peak <= lb else "feasible"
-            return _checked(buffers, DsaSolution(status, offsets, peak, lb, engine, 0.0), capacity, t0)
-        status = "infeasible" if res[0] == "infeasible" else "timeout"
+            return _checked(buffers, DsaSolution(status, offsets, peak, lb, who, 0.0), capacity, t0)
+        status = "infeasible" if found == "infeasible" else "timeout"
         return DsaSolution(status, None, None, max(lb, capacity + 1) if status == "infeasible" else lb,
-                           engine, time.perf_counter() - t0)
-    return _minimise(buffers, greedy, lb, deadline, seed, threads, engine, run, t0)
+                           who, time.perf_counter() - t0)
+    return _minimise(buffers, greedy, lb, deadline, seed, threads, run, t0)
 
 
 def _minimise(buffers, greedy: DsaSolution, lb: int, deadline: float, seed: int, threads: int,
-              engine: str, run, t0: float) -> DsaSolution:
+              run, t0: float) -> DsaSolution:
     """Bisection on the capacity between the bound and the best peak found. The bound is probed
     first (most tight instances meet it); each proof of infeasibility at c raises the bound to c+1."""
     best, best_peak, method = greedy.offsets, greedy.peak, "greedy"
@@ -243,10 +250,10 @@ def _minimise(buffers, greedy: DsaSolution, lb: int, deadline: float, seed: int,
         # improve the incumbent when the bound is hard to reach or refute.
         slice_end = now + (deadline - now) / 3 if first and hi - lo > 1 else deadline
         first = False
-        status, offsets = run(buffers, cap, slice_end, seed, threads)
-        log.info("dsa probe capacity %d: %s (bound %d, best %d)", cap, status, lo, hi)
+        status, offsets, who = run(buffers, cap, slice_end, seed, threads)
+        log.info("dsa probe capacity %d: %s by %s (bound %d, best %d)", cap, status, who, lo, hi)
         if status == "found":
-            best, best_peak, method = offsets, peak_of(buffers, offsets), engine
+            best, best_peak, method = offsets, peak_of(buffers, offsets), who
             hi = best_peak
         elif status == "infeasible":
             lo = cap + 1
@@ -269,13 +276,17 @@ def _checked(buffers: list[Buffer], sol: DsaSolution, capacity: int | None, t0: 
                        time.perf_counter() - t0)
 
 
+# Engine runners: (buffers, capacity, deadline, seed, threads) -> ("found" | "infeasible" |
+# "timeout", offsets or None, engine name).
 def _run_search(buffers, capacity: int, deadline: float, seed: int, threads: int):
     from .dsa_search import search
     lo, up, sz, al = _arrays(buffers)
     out = search(lo, up, sz, al, capacity, deadline=deadline, seed=seed)
+    log.debug("dsa search at %d: %s, %d nodes, %d runs, %.2f s", capacity, out.status, out.nodes,
+              out.runs, out.seconds)
     if out.status == "found":
-        return "found", {b.id: int(o) for b, o in zip(buffers, out.offsets.tolist())}
-    return out.status, None
+        return "found", {b.id: int(o) for b, o in zip(buffers, out.offsets.tolist())}, "search"
+    return out.status, None, "search"
 
 
 def _run_cpsat(buffers, capacity: int, deadline: float, seed: int, threads: int):
@@ -284,5 +295,13 @@ def _run_cpsat(buffers, capacity: int, deadline: float, seed: int, threads: int)
     status, off = cpsat_place(lo, up, sz, al, capacity, max(0.01, deadline - time.perf_counter()),
                               seed=seed, threads=threads)
     if status == "found":
-        return "found", {b.id: int(o) for b, o in zip(buffers, off.tolist())}
-    return status, None
+        return "found", {b.id: int(o) for b, o in zip(buffers, off.tolist())}, "cp-sat"
+    return status, None, "cp-sat"
+
+
+def _run_auto(buffers, capacity: int, deadline: float, seed: int, threads: int):
+    now = time.perf_counter()
+    first = _run_search(buffers, capacity, now + SEARCH_SHARE * max(0.0, deadline - now), seed, threads)
+    if first[0] != "timeout" or time.perf_counter() >= deadline:
+        return first
+    return _run_cpsat(buffers, capacity, deadline, seed, threads)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def _model(lower, upper, size, align, capacity: int, minimise: bool):
+def _model(lower, upper, size, align, capacity: int, minimise: bool, redundant: bool = False):
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
@@ -30,6 +30,10 @@ def _model(lower, upper, size, align, capacity: int, minimise: bool):
         xs.append(m.new_fixed_size_interval_var(lo, up - lo, f"t{i}"))
         ys.append(m.new_fixed_size_interval_var(off, s, f"a{i}"))
     m.add_no_overlap_2d(xs, ys)
+    if redundant:
+        # The live bytes at any time fit the capacity: implied, but propagates far better.
+        sizes = [int(s) for s in size if int(s) > 0]
+        m.add_cumulative(xs, sizes, capacity)
     peak = None
     if minimise:
         peak = m.new_int_var(0, capacity, "peak")
@@ -40,13 +44,13 @@ def _model(lower, upper, size, align, capacity: int, minimise: bool):
 
 
 def cpsat_place(lower, upper, size, align, capacity: int, time_limit: float, seed: int = 0,
-                threads: int = 1, minimise: bool = False) -> tuple[str, np.ndarray | None]:
+                threads: int = 1, minimise: bool = False, redundant: bool = False) -> tuple[str, np.ndarray | None]:
     """Offsets within ``capacity``: ("found", offsets) | ("infeasible", None) | ("timeout", None).
     With ``minimise`` the peak is minimised and "found" means optimal only if the solver says so
     (use ``cpsat_minimise`` for the bound)."""
     from ortools.sat.python import cp_model
 
-    m, offs, _ = _model(lower, upper, size, align, capacity, minimise)
+    m, offs, _ = _model(lower, upper, size, align, capacity, minimise, redundant)
     solver = _solver(time_limit, seed, threads)
     st = solver.solve(m)
     if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -25,8 +25,10 @@ below removes it, and each rule is proved not to:
   to its minimum offset; below the floor it cannot (a least-sum placement would have it
   there), so the branch fails.
 
-Candidates at a node are tried by minimum offset, ties by a static preorder. Runs restart
-round-robin over preorders (lifespan / size / area first, as minimalloc's "TAW,WAT,AWT"),
+Candidates at a node are tried by minimum offset, then leftmost start (bottom-left: leaving
+the leftmost gap of a level empty is the last resort), then a static preorder. Runs restart
+round-robin over preorders (lifespan / size / area first, as minimalloc's "TAW,WAT,AWT") and
+over the instance and its time reversal (right-to-left filling),
 with a backtrack limit that doubles after each round, so that a lucky order finds a
 placement early; only a run that finishes within its limit proves infeasibility.
 Everything is single-threaded and deterministic for a seed (apart from where a time limit
@@ -131,6 +133,8 @@ class _Search:
         self.limit = 0
         self.deadline = float("inf")
         self.rank = np.arange(n)
+        self.noise = 0.0
+        self.rng = np.random.default_rng(0)
 
     # ----- placement and undo -----
     def place(self, b: int, o: int) -> None:
@@ -250,8 +254,12 @@ class _Search:
         if cand.size == 0:
             return False
         cmo = mo[ok]
-        order = np.lexsort((self.rank[cand], self.a[cand], cmo))
-        for j in order.tolist():
+        order = np.lexsort((self.rank[cand], self.a[cand], cmo)).tolist()
+        if self.noise and len(order) > 1 and self.rng.random() < self.noise:
+            # Diversified runs: now and then try the second choice first (restarts that only
+            # re-break ties would repeat the same search).
+            order[0], order[1] = order[1], order[0]
+        for j in order:
             b = int(cand[j])
             o = int(cmo[j])
             self.place(b, o)
@@ -290,18 +298,24 @@ def search(lower: np.ndarray, upper: np.ndarray, size: np.ndarray, align: np.nda
         return SearchOutcome("found", offsets, 0, 0, 0, time.perf_counter() - t0)
     if int(size.max()) > capacity:
         return SearchOutcome("infeasible", None, 0, 0, 0, time.perf_counter() - t0)
-    st = _Search(lower[live], upper[live], size[live], align[live], capacity)
-    if int(st.total.max()) > capacity:
+    lo_, up_, sz_, al_ = lower[live], upper[live], size[live], align[live]
+    horizon = int(up_.max())
+    # Two searches: forward in time and on the time-reversed instance (same offsets solve
+    # both). Bottom-left filling goes left-to-right in one and right-to-left in the other,
+    # and run lengths are heavy-tailed, so alternating between them pays.
+    states = [_Search(lo_, up_, sz_, al_, capacity), _Search(horizon - up_, horizon - lo_, sz_, al_, capacity)]
+    if int(states[0].total.max()) > capacity:
         return SearchOutcome("infeasible", None, 0, 0, 0, time.perf_counter() - t0)
     tiebreak = np.random.default_rng(seed).permutation(live.size)
-    ranks = [preorder_rank(lower[live], upper[live], size[live], k, tiebreak) for k in preorders]
+    ranks = [preorder_rank(lo_, up_, sz_, k, tiebreak) for k in preorders]
+    cycle = [(st, rank) for rank in ranks for st in states]
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 4 * live.size + 1000))
     nodes = backtracks = runs = 0
     limit = float(first_limit)
     try:
         while True:
-            rank = ranks[runs % len(ranks)]
+            st, rank = cycle[runs % len(cycle)]
             runs += 1
             res = st.run(rank, limit, deadline)
             nodes += st.nodes
@@ -311,7 +325,7 @@ def search(lower: np.ndarray, upper: np.ndarray, size: np.ndarray, align: np.nda
                 break
             if time.perf_counter() > deadline:
                 return SearchOutcome("timeout", None, nodes, backtracks, runs, time.perf_counter() - t0)
-            if runs % len(ranks) == 0:
+            if runs % len(cycle) == 0:
                 limit *= 2
     finally:
         sys.setrecursionlimit(old_limit)
