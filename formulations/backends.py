@@ -76,8 +76,10 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
         h.changeColsCost(n, np.arange(n, dtype=np.int32), np.asarray(m.cost, dtype=np.float64))
         starts, idx, val = m.csr()
         if m.nrows:
-            h.addRows(m.nrows, np.asarray(m.row_lo, dtype=np.float64), np.asarray(m.row_hi, dtype=np.float64),
+            st = h.addRows(m.nrows, np.asarray(m.row_lo, dtype=np.float64), np.asarray(m.row_hi, dtype=np.float64),
                       len(idx), starts[:-1].astype(np.int32), idx, val)
+            if st != highspy.HighsStatus.kOk:
+                raise RuntimeError(f"HiGHS rejected the model rows ({st})")
         if not relax:
             ints = np.flatnonzero(np.asarray(m.integer))
             if len(ints):

@@ -27,14 +27,15 @@ from .schedule import lifetimes, place, stage_sequence
 
 
 def minimal_r(p: RematProblem, keep: list[set[int]]) -> list[list[int]]:
-    """Stages with the fewest computations making kept sets ``keep[t]`` (values kept into
-    stage t, t = 0..n; keep[n] = values required at the end) valid."""
+    """Stages (0..n, the last one computing no new op) with the fewest computations making
+    the kept sets ``keep[t]`` (values kept into stage t, t = 0..n+1; keep[n+1] = values
+    required at the end) valid."""
     V = p.values
     stages: list[list[int]] = []
-    for t in range(p.n):
-        need = {t}
+    for t in range(p.n + 1):
+        need = {t} if t < p.n else set()
         # values kept into t+1 that are not kept into t must be (re)computed in stage t
-        for v in keep[t + 1] if t + 1 <= p.n else ():
+        for v in keep[t + 1]:
             if v not in keep[t] and V[v].producer <= t:
                 need.add(V[v].producer)
         order = sorted(need, reverse=True)
@@ -84,8 +85,8 @@ def solve_lp(g: Graph, budget: int, params: SolveParams) -> Result:
         for kind, arg in rules:
             if time.perf_counter() > deadline:
                 break
-            keep = [set() for _ in range(p.n + 1)]
-            keep[p.n] = set(p.required)
+            keep = [set() for _ in range(p.n + 2)]
+            keep[p.n + 1] = set(p.required)
             for (t, v), val in svals.items():
                 if (val >= arg) if kind == "thr" else (rng.random() < val):
                     keep[t].add(v)

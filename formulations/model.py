@@ -1,14 +1,17 @@
 """Checkmate's MILP over the node-level problem, as a solver-neutral sparse model.
 
+Stages t = 0..n: stage t < n ends with the first computation of op t (Checkmate's); the
+extra final stage n computes no new op and may recompute anything still required at the end
+(heuristics end that way: a required output evicted earlier is recomputed last).
 Variables (Checkmate's, per value instead of per node; see ``formulations.problem``):
-- R[t,k]  op k computed in stage t (k < t; R[t,t] = 1 is a constant, R[t,k>t] = 0),
+- R[t,k]  op k computed in stage t (k < t; R[t,t] = 1 is a constant for t < n, R[t,k>t] = 0),
 - S[t,v]  value v kept from stage t-1 into stage t (strictly after its producer's stage),
 - F[t,v,k] v freed right after op k in stage t (k touches v: producer or reader),
 - U[t,k]  units live right after op k in stage t (computed values only; residents are
           taken off the capacity), chained: U[t,first] = sum S M + R M, U[t,k] = U[t,prev]
           - sum F[t,.,prev] M + R[t,k] M_k, and U <= capacity.
 Rows: S[t+1,v] <= S[t,v] + R[t,p_v]; R[t,c] <= R[t,p_v] + S[t,v] for each value v op c reads;
-S[t,w] <= S[t,b] for a view w of b; required values present at the end of the last stage;
+S[t,w] <= S[t,b] for a view w of b; required values present at the end of stage n;
 F[t,v,k] <= R[t,k], F <= 1 - S[t+1,v], F <= 1 - R[t,j] for each later touch j in the stage
 (F only needs upper bounds: it only loosens memory rows, so a solver sets it to 1 exactly when
 the value really dies there). Objective: sum C_k R[t,k] (plus the constant sum C_t).
@@ -55,8 +58,11 @@ class Model:
         return len(self.lb) - 1
 
     def row(self, terms: list[tuple[int, float]], lo: float, hi: float) -> None:
-        self.row_idx.append([c for c, _ in terms])
-        self.row_val.append([v for _, v in terms])
+        merged: dict[int, float] = {}
+        for c, v in terms:  # solvers reject a column twice in one row
+            merged[c] = merged.get(c, 0.0) + v
+        self.row_idx.append([c for c, v in merged.items() if v])
+        self.row_val.append([v for v in merged.values() if v])
         self.row_lo.append(lo)
         self.row_hi.append(hi)
 
@@ -88,35 +94,36 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
     rec = set(range(n)) if recomputable is None or published else set(recomputable)
     if capacity < 0 or any(p.out_units[k] > capacity for k in range(n)):
         return None
-    # last stage in which value v may be needed: its readers' stages (n for required values)
+    # last stage into which value v may be kept: its readers' stages (all of them up to the
+    # final stage n for a recomputable reader or a required value)
     need_until = [V[v].producer for v in range(len(V))]
     for v in range(len(V)):
         for c in p.touch[v]:
             if c != V[v].producer:
-                need_until[v] = max(need_until[v], n - 1 if c in rec else c)
+                need_until[v] = max(need_until[v], n if c in rec else c)
     for v in p.required:
         need_until[v] = n
     if published:
-        need_until = [n if v in set(p.required) else n - 1 for v in range(len(V))]
+        need_until = [n] * len(V)
     m.offset = float(sum(p.cost))
     # ----- R and S -----
-    for t in range(n):
-        for k in range(t):
+    for t in range(n + 1):
+        for k in range(min(t, n)):
             if k in rec:
                 m.R[t, k] = m.var(f"R_{t}_{k}", 0, 1, p.cost[k])
     for v, val in enumerate(V):
-        for t in range(val.producer + 1, min(need_until[v], n - 1) + 1):
+        for t in range(val.producer + 1, min(need_until[v], n) + 1):
             m.S[t, v] = m.var(f"S_{t}_{v}", 0, 1)
 
     def r_term(t: int, k: int) -> tuple[str, int | None]:
         """('one'|'zero'|'var', col) for R[t,k]."""
-        if k == t:
+        if k == t and t < n:
             return "one", None
         c = m.R.get((t, k))
         return ("var", c) if c is not None else ("zero", None)
 
     def s_term(t: int, v: int) -> tuple[str, int | None]:
-        if t == n:
+        if t == n + 1:
             return ("one", None) if v in req else ("zero", None)
         c = m.S.get((t, v))
         return ("var", c) if c is not None else ("zero", None)
@@ -125,7 +132,7 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
     # ----- keep: S[t+1,v] <= S[t,v] + R[t,p_v] (and required values present at the end) -----
     for v, val in enumerate(V):
         pv = val.producer
-        for t in range(pv + 1, n):
+        for t in range(pv + 1, n + 1):
             kind, col = s_term(t + 1, v)
             if kind == "zero":
                 continue
@@ -151,7 +158,7 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
     for v, val in enumerate(V):
         if val.base is None:
             continue
-        for t in range(val.producer + 1, n):
+        for t in range(val.producer + 1, n + 1):
             wk, wc = s_term(t, v)
             if wk != "var":
                 continue
@@ -162,7 +169,7 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
                 m.ub[wc] = 0.0
     # ----- dependencies: R[t,c] <= R[t,p_v] + S[t,v] -----
     for c in range(n):
-        for t in range(c, n):
+        for t in range(c, n + 1):
             ck, cc = r_term(t, c)
             if ck == "zero":
                 continue
@@ -189,16 +196,16 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
                     m.row(terms, -INF, 0.0)
     # ----- frees and memory -----
     nf = 0
-    for t in range(n):
-        run = [k for k in range(t + 1) if r_term(t, k)[0] != "zero"]
+    for t in range(n + 1):
+        run = [k for k in range(min(t + 1, n)) if r_term(t, k)[0] != "zero"]
         frees_after: dict[int, list[tuple[int, int]]] = {}
         for v, val in enumerate(V):
             if val.size == 0 or val.producer > t:
                 continue
-            if t == n - 1 and v in req:
+            if t == n and v in req:
                 continue
             tk = [k for k in p.touch[v] if k <= t and r_term(t, k)[0] != "zero"]
-            if t in p.touch[v]:
+            if t < n and t in p.touch[v]:
                 tk = [t]  # op t always runs in stage t: v can only die after it
             nk, nc = s_term(t + 1, v)
             if nk == "one":
@@ -248,7 +255,7 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
 
 def decode(p: RematProblem, m: Model, x: np.ndarray | list[float]) -> list[list[int]]:
     """Stages (lists of op ids) from a solution vector."""
-    stages = [[t] for t in range(p.n)]
+    stages = [[t] for t in range(p.n)] + [[]]
     for (t, k), c in m.R.items():
         if x[c] > 0.5:
             stages[t].append(k)
