@@ -189,3 +189,12 @@ def test_checked_in_tiny_profile_loads_by_name():
     assert g.meta["model"] == "unet-tiny" and g.meta["batch"] == ZOO["unet-tiny"].batch
     assert g.meta["recipe_version"] == 1 and g.meta["torch_version"]
     assert math.isclose(g.total_cost(), sum(o.cost for o in g.ops))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(n for n in ZOO if not n.endswith("-tiny")))
+def test_full_size_capture_equals_checked_in_profile(name):
+    """Slow (20-60 s each here): the full-size profiles are fresh too."""
+    p = profile_path(name)
+    assert p is not None
+    assert capture_model(name).hash == Graph.load(str(p)).hash
