@@ -65,7 +65,11 @@ def test_summary_and_plots(tmp_path):
     assert "| 0.5 | 10.0% (exact) | 10.00% |" in s
     assert "21.0% (+10.0%)" in s              # coop at 0.5: overhead and excess over the optimum
     assert "| 0.4 | infeasible |" in s
-    assert "**m**: excess cost over the optimum 10.0%–10.0%" in s
+    head = next(line for line in s.splitlines() if line.startswith("- **m**"))
+    assert "plan at ratio 0.5, 0.6; no plan at 0.4 (proven impossible at 0.4)" in head
+    assert "excess over the proven optimum 10.0%–10.0%" in head
+    assert "cheapest plan of all methods at 1 of 2 ratio(s), at most 10.0% above the cheapest" in head
+    assert "gap to the best lower bound 1.0%–9.1%" in head  # 1/105 at 0.6, 11/121 at 0.5
     assert "| m | 0.5 | 0.5 | 0.5 | 0.6 |" in s  # lowest supported ratios
     try:
         import matplotlib  # noqa: F401

@@ -30,41 +30,62 @@ def _cell_text(r: dict[str, Any] | None, optimum: float | None, best_bound: floa
     return {"infeasible": "no plan", "timeout": "timeout", "error": "error"}.get(r.get("status", ""), "?")
 
 
+def _ratios(xs: list[float]) -> str:
+    return ", ".join(f"{x:g}" for x in xs)
+
+
 def headline(records: list[dict[str, Any]], method: str = "coop") -> list[str]:
-    """One line per model: how far ``method`` is from the proven optimum, where it is optimal."""
+    """One line per model: where ``method`` has a plan, how far it is from the proven optimum
+    (or, without one, from the best plan any method found and from the best lower bound)."""
     pts = points(records)
     lines = []
     for model in dict.fromkeys(r["model"] for r in records):
-        rs = [r for r in records if r["model"] == model and r["method"] == method]
+        rs = sorted((r for r in records if r["model"] == model and r["method"] == method), key=lambda r: r["ratio"])
         if not rs:
             continue
-        exact_at, ex = [], []
-        failed_where_opt = []
-        for r in sorted(rs, key=lambda r: r["ratio"]):
+        parts = []
+        with_plan = [r for r in rs if has_plan(r)]
+        no_plan = [r["ratio"] for r in rs if not has_plan(r)]
+        if with_plan:
+            parts.append(f"plan at ratio {_ratios([r['ratio'] for r in with_plan])}")
+        if no_plan:
+            others = [x for x in no_plan if any(has_plan(o) for o in records if o["model"] == model
+                                                and o["ratio"] == x and o["method"] != method)]
+            proven = [x for x in no_plan if pts[(model, x)].proven_infeasible]
+            txt = f"no plan at {_ratios(no_plan)}"
+            if proven:
+                txt += f" (proven impossible at {_ratios(proven)})"
+            if others:
+                txt += f"; another method found one at {_ratios(others)}"
+            parts.append(txt)
+        ex, opt_at = [], []
+        vs_best, cheapest, lb_gap = [], 0, []
+        for r in with_plan:
             p = pts[(model, r["ratio"])]
-            if p.optimum is None:
-                continue
-            if has_plan(r):
+            if p.optimum is not None:
                 e = r["objective"] / p.optimum - 1.0
                 ex.append((e, r["ratio"]))
                 if e < 1e-6:
-                    exact_at.append(r["ratio"])
-            else:
-                failed_where_opt.append(r["ratio"])
-        if not ex and not failed_where_opt:
-            lines.append(f"- **{model}**: no proven optimum at any ratio where {method} ran; "
-                         f"see the best-bound gaps in table.csv.")
-            continue
-        parts = []
+                    opt_at.append(r["ratio"])
+            best = min(o["objective"] for o in records if o["model"] == model and o["ratio"] == r["ratio"]
+                       and has_plan(o))
+            vs_best.append(r["objective"] / best - 1.0)
+            cheapest += r["objective"] <= best * (1 + 1e-9)
+            if p.best_bound is not None and p.baseline_cost is not None and p.best_bound > p.baseline_cost * (1 + 1e-9):
+                lb_gap.append(gap_of(r["objective"], p.best_bound))
         if ex:
             worst = max(ex)
-            parts.append(f"excess cost over the optimum {pct(min(ex)[0])}–{pct(worst[0])} "
-                         f"(worst at ratio {worst[1]:g})")
-        if exact_at:
-            parts.append(f"optimal at ratio {', '.join(f'{x:g}' for x in exact_at)}")
-        if failed_where_opt:
-            parts.append(f"no plan at ratio {', '.join(f'{x:g}' for x in failed_where_opt)} "
-                         f"where an optimal plan exists")
+            parts.append(f"excess over the proven optimum {pct(min(ex)[0])}–{pct(worst[0])} "
+                         f"(at {len(ex)} ratio(s); worst at {worst[1]:g})")
+        if opt_at:
+            parts.append(f"optimal at {_ratios(opt_at)}")
+        if with_plan:
+            parts.append(f"cheapest plan of all methods at {cheapest} of {len(with_plan)} ratio(s), at most "
+                         f"{pct(max(vs_best))} above the cheapest")
+        if lb_gap:
+            parts.append(f"gap to the best lower bound {pct(min(lb_gap))}–{pct(max(lb_gap))}")
+        elif with_plan and not ex:
+            parts.append("no lower bound beyond every-op-once at its ratios (optimality unknown)")
         lines.append(f"- **{model}**: " + "; ".join(parts) + ".")
     return lines
 
