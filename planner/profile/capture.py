@@ -112,8 +112,11 @@ def capture(build: Callable[[], tuple[Any, tuple]], *, name: str, optimizer: str
         "torch_version": torch.__version__.split("+")[0], "capture": CAPTURE_ROUTE,
         **(meta or {}),
     }
-    g = translate(gm, sig, name=name, optimizer=optimizer, opt_config=opt_config or {},
-                  device=DEVICES[device_profile], precision=precision, tied=dupes, meta=full_meta)
+    try:
+        g = translate(gm, sig, name=name, optimizer=optimizer, opt_config=opt_config or {},
+                      device=DEVICES[device_profile], precision=precision, tied=dupes, meta=full_meta)
+    except (ValueError, KeyError) as exc:  # messages name the fx node / op that could not be recorded
+        raise CaptureError(f"capture of {name} failed while recording the graph: {type(exc).__name__}: {exc}") from exc
     if measure:
         from .measure import measure_graph
         g = measure_graph(g)
