@@ -240,8 +240,13 @@ class Runtime:
         self.b_members[b].append(t)
 
     def free(self, t: int) -> None:
+        """Free t (eviction or release). A freed computed tensor joins the evicted set of the
+        neighbourhood cost either way: a released one may still have to be recomputed to
+        recompute a live dependant (DTR's eager eviction treats it the same)."""
         self.steps.append(("f", t))
         self._detach(t)
+        if self.producer[t] is not None:
+            self.nh.on_evict(t)
 
     def evict(self, b: int) -> None:
         """Evict every member of block b (called by heuristics)."""
@@ -250,7 +255,6 @@ class Runtime:
         st.evicted_bytes += self.b_size[b]
         for m in list(self.b_members[b]):
             self.free(m)
-            self.nh.on_evict(m)
 
     # ----- allocation -----
     def _alloc(self, t: int, size: int, op: int) -> int:
@@ -331,8 +335,7 @@ class Runtime:
             b = blk[x]
             self._detach_keep(x, b)
             self._attach(o, b)
-            if not self.dead[x]:
-                self.nh.on_evict(x)   # memory-less evicted version, keeps its recipe
+            self.nh.on_evict(x)   # memory-less evicted version, keeps its recipe
         for o in views:
             b = blk[self.alias_of[o]]
             if b < 0:
@@ -387,8 +390,6 @@ class Runtime:
                     self.dead[t] = 1
                     if self.blk[t] >= 0 and not self.lock[t]:
                         self.free(t)
-                    # a tensor past its last use no longer counts as an evicted neighbour
-                    self.nh.on_recompute(t)
         finally:
             sys.setrecursionlimit(old)
         self.stats.peak_used = self.mem.peak_used
