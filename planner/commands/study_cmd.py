@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
     p.add_argument("--models", help="comma list of models (zoo names, synthetic specs or graph files)")
     p.add_argument("--ratios", help="LO:HI:STEP (inclusive, e.g. 0.3:0.9:0.1) or a comma list")
     p.add_argument("--methods", help="comma list of methods; ablations as METHOD/no-FLAG (e.g. coop/no-partition)")
-    p.add_argument("--preset", help="a named study: coop-paper, coop-paper-tiny")
+    p.add_argument("--preset", help="a named study: zoo, coop-paper, coop-paper-tiny")
     p.add_argument("--spec", help="run the study described by this study.json")
     p.add_argument("--name", help="study name (default: the out folder's name)")
     p.add_argument("--time-limit", type=float, default=None, help="solver seconds per cell (default 60)")

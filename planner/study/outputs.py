@@ -33,7 +33,7 @@ def write_outputs(spec: StudySpec, out: Path, records: list[dict[str, Any]],
             except Exception as exc:  # a plot must not cost the table and summary
                 log.exception("plot %s failed", name)
                 notes.append(f"plot {name} failed: {type(exc).__name__}: {exc}".splitlines()[0])
-    extra = paper_section(spec, records) if spec.preset else None
+    extra = paper_section(spec, records) if (spec.preset or "").startswith("coop-paper") else None
     text = summary.render(spec, records, wall_seconds, drawn, extra)
     write_atomic(out / "summary.md", text.encode())
     return notes
