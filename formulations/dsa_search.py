@@ -197,10 +197,12 @@ class _Search:
         return groups, ulo, uhi
 
     # ----- the search -----
-    def node(self, U: np.ndarray, lo: int, hi: int, floor: int, last: int) -> bool:
+    def node(self, U: np.ndarray, lo: int, hi: int, floor: int, last: int, placed: int = -1) -> bool:
         """Complete the placement of U (one time-connected region [lo, hi)) with every offset
         >= floor, and at offset == floor only right of section ``last`` (where the last buffer
-        placed at the floor starts). On failure the state is as on entry."""
+        placed at the floor starts). ``placed``: the buffer just placed (U was connected before
+        it, so only its span can hold a new cut), -1 for a group just split off, -2 to look
+        for cuts everywhere. On failure the state is as on entry."""
         if U.size == 0:
             return True
         self.nodes += 1
@@ -213,7 +215,10 @@ class _Search:
                 return False
             self.place(b, o)
             return True
-        groups, lo, hi = self.split(U)
+        if placed == -2 or (placed >= 0 and (self.cross[self.a[placed] + 1:self.e[placed]] == 0).any()):
+            groups, lo, hi = self.split(U)
+        else:
+            groups = None
         mark = len(self.trail)
         if groups is not None:
             for ids, glo, ghi in groups:
@@ -230,11 +235,9 @@ class _Search:
         return False
 
     def _key(self, U: np.ndarray, floor: int, last: int) -> bytes:
-        h = hashlib.blake2b(digest_size=20)
-        h.update(U.tobytes())
-        h.update(self.minoff[U].tobytes())
-        h.update(np.array([floor, last], dtype=np.int64).tobytes())
-        return h.digest()
+        state = U.tobytes() + self.minoff[U].tobytes() + floor.to_bytes(8, "little", signed=True) \
+            + last.to_bytes(8, "little", signed=True)
+        return hashlib.blake2b(state, digest_size=20).digest()
 
     def _expand(self, U: np.ndarray, lo: int, hi: int, floor: int, last: int, mark: int) -> bool:
         """Branch over the candidates for the next placement (one time-connected group)."""
@@ -263,7 +266,7 @@ class _Search:
             b = int(cand[j])
             o = int(cmo[j])
             self.place(b, o)
-            if self.node(U[U != b], lo, hi, o, int(self.a[b])):
+            if self.node(U[U != b], lo, hi, o, int(self.a[b]), b):
                 return True
             self.undo_to(mark)
             self.backtracks += 1
@@ -277,7 +280,7 @@ class _Search:
         self.rank, self.limit, self.deadline = rank, limit, deadline
         self.backtracks = 0
         try:
-            return self.node(np.arange(self.n), 0, self.S, 0, -1)
+            return self.node(np.arange(self.n), 0, self.S, 0, -1, -2)
         except _Abort:
             self.undo_to(0)
             return None
