@@ -31,6 +31,7 @@ def draw_plan(g: Graph, plan: Plan, out: str | Path, title: str | None = None) -
     tl = replay(g, plan)
     div, unit = _unit(plan.budget)
     end = max(tl.computes, 1)
+    edge = 0.15 if len(tl.spans) < 400 else 0.0  # with thousands of thin rectangles, edges hide the fill
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(13.5, 7.5), sharex=True, gridspec_kw={"height_ratios": [3, 1.2]})
     for kind in (RESIDENT, "computed", RECOMPUTED):
         verts = []
@@ -42,7 +43,7 @@ def draw_plan(g: Graph, plan: Plan, out: str | Path, title: str | None = None) -
             verts.append([(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
         if verts:
             ax.add_collection(PolyCollection(verts, facecolors=COLOURS[kind], edgecolors="white",
-                                             linewidths=0.15, alpha=0.9))
+                                             linewidths=edge, alpha=0.9))
     ax.axhline(plan.budget / div, color="red", lw=1.4, ls="--")
     ax.set_xlim(0, end)
     top = max([plan.budget] + [s.offset + s.size for s in tl.spans])
