@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 
 STATUSES = ("optimal", "feasible", "infeasible", "timeout")
 ENGINES = ("auto", "search", "cp-sat")
-SEARCH_SHARE = 0.3  # engine auto: share of the time given to the search before CP-SAT
+SEARCH_SHARE = 0.3  # engine auto: share of the time given to the search before CP-SAT ...
+SEARCH_CAP = 10.0   # ... but at most this many seconds (its successes come early or not at all)
 
 
 @dataclass(frozen=True)
@@ -301,7 +302,8 @@ def _run_cpsat(buffers, capacity: int, deadline: float, seed: int, threads: int)
 
 def _run_auto(buffers, capacity: int, deadline: float, seed: int, threads: int):
     now = time.perf_counter()
-    first = _run_search(buffers, capacity, now + SEARCH_SHARE * max(0.0, deadline - now), seed, threads)
+    share = min(SEARCH_CAP, SEARCH_SHARE * max(0.0, deadline - now))
+    first = _run_search(buffers, capacity, now + share, seed, threads)
     if first[0] != "timeout" or time.perf_counter() >= deadline:
         return first
     return _run_cpsat(buffers, capacity, deadline, seed, threads)

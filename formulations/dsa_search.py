@@ -47,7 +47,9 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 _BIG = np.int64(1) << np.int64(61)
-PREORDERS = ("TAW", "WAT", "AWT")  # T: lifespan, A: area, W: size (width), largest first
+PREORDERS = ("TAW", "WAT", "AWT")
+PAIR_LIMIT = 4_000_000  # (buffer, section) incidences kept for section inference
+NBR_LIMIT = 3000        # neighbour lists precomputed up to this many buffers  # T: lifespan, A: area, W: size (width), largest first
 
 
 class _Abort(Exception):
@@ -97,32 +99,40 @@ class _Search:
         self.S = S = len(bounds) - 1
         a, e = self.a, self.e
         # Buffers meeting b in time (b excluded): whose minimum offsets b's placement raises.
-        self.nbrs = [np.flatnonzero((a < e[b]) & (e > a[b]) & (np.arange(n) != b)) for b in range(n)]
-        self._al_nbrs = None if self.aligned else [self.al[nb] for nb in self.nbrs]
+        # Precomputed up to NBR_LIMIT buffers (memory grows with n^2), found on the fly beyond.
+        self.nbrs = ([np.flatnonzero((a < e[b]) & (e > a[b]) & (np.arange(n) != b)) for b in range(n)]
+                     if n <= NBR_LIMIT else None)
         # (section, buffer) incidences sorted by section, plus one sentinel per section (buffer
         # index n, value "infinitely high") so every section's segment is non-empty.
         lens = e - a
-        owner = np.repeat(np.arange(n), lens)
-        start = np.repeat(a - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
-        sect = np.arange(int(lens.sum())) + start
-        owner = np.concatenate([owner, np.full(S, n)])
-        sect = np.concatenate([sect, np.arange(S)])
-        order = np.argsort(sect, kind="stable")
-        self.pair_buf = owner[order]
-        self.sec_ptr = np.searchsorted(sect[order], np.arange(S + 1))
+        # Section inference needs the incidences; on huge instances (long-lived buffers over
+        # thousands of sections) they would not fit in memory, and the search keeps only the
+        # weaker floor + largest-total bound (still exact, less pruning).
+        self.strong = int(lens.sum()) <= PAIR_LIMIT
+        if self.strong:
+            owner = np.repeat(np.arange(n), lens)
+            start = np.repeat(a - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+            sect = np.arange(int(lens.sum())) + start
+            owner = np.concatenate([owner, np.full(S, n)])
+            sect = np.concatenate([sect, np.arange(S)])
+            order = np.argsort(sect, kind="stable")
+            self.pair_buf = owner[order]
+            self.sec_ptr = np.searchsorted(sect[order], np.arange(S + 1))
         # Mutable state.
         self.minoff = np.zeros(n, dtype=np.int64)        # lowest aligned offset above placed neighbours
         self.unplaced = np.ones(n, dtype=bool)
         self.offset = np.full(n, -1, dtype=np.int64)
-        self.total = np.zeros(S, dtype=np.int64)          # unplaced bytes covering each section
-        np.add.at(self.total, sect[order][self.pair_buf < n], self.size[self.pair_buf[self.pair_buf < n]])
+        d = np.zeros(S + 1, dtype=np.int64)
+        np.add.at(d, a, self.size)
+        np.add.at(d, e, -self.size)
+        self.total = np.cumsum(d)[:S]                     # unplaced bytes covering each section
         self.cross = np.zeros(S + 1, dtype=np.int64)      # unplaced buffers spanning boundary j (j-1 | j)
         d = np.zeros(S + 2, dtype=np.int64)
         np.add.at(d, a + 1, 1)
         np.add.at(d, e, -1)
         self.cross = np.cumsum(d)[: S + 1]
         self.eff = np.full(n + 1, _BIG, dtype=np.int64)   # scratch: effective lower offsets (+ sentinel)
-        self.trail: list[tuple[int, np.ndarray]] = []
+        self.trail: list[tuple[int, np.ndarray, np.ndarray]] = []
         # Digests of sub-problems proved infeasible. A sub-problem (a time-connected set of
         # unplaced buffers) is fully determined by its ids, their minimum offsets, the floor and
         # the last position at the floor: nothing else it reads depends on the other buffers.
@@ -140,22 +150,22 @@ class _Search:
     def place(self, b: int, o: int) -> None:
         s = int(self.size[b])
         top = o + s
-        nb = self.nbrs[b]
-        old = self.minoff[nb]
-        new = top if self.aligned else _align_up(top, self._al_nbrs[b])
-        self.minoff[nb] = np.maximum(old, new)
         a, e = self.a[b], self.e[b]
+        nb = self.nbrs[b] if self.nbrs is not None else np.flatnonzero((self.a < e) & (self.e > a))
+        old = self.minoff[nb]
+        new = top if self.aligned else _align_up(top, self.al[nb])
+        self.minoff[nb] = np.maximum(old, new)
         self.total[a:e] -= s
         self.cross[a + 1:e] -= 1
         self.unplaced[b] = False
         self.offset[b] = o
-        self.trail.append((b, old))
+        self.trail.append((b, nb, old))
 
     def undo_to(self, mark: int) -> None:
         trail = self.trail
         while len(trail) > mark:
-            b, old = trail.pop()
-            self.minoff[self.nbrs[b]] = old
+            b, nb, old = trail.pop()
+            self.minoff[nb] = old
             a, e = self.a[b], self.e[b]
             self.total[a:e] += self.size[b]
             self.cross[a + 1:e] += 1
@@ -165,6 +175,8 @@ class _Search:
     # ----- checks -----
     def sections_ok(self, lo: int, hi: int, floor: int, last: int) -> bool:
         """Section inference over [lo, hi): min effective offset + unplaced total <= C."""
+        if not self.strong:
+            return True
         eff = self.eff
         mo = self.minoff
         # At the floor only buffers right of the last one placed there can still go; the rest
