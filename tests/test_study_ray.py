@@ -5,8 +5,8 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="ray is not installed: --backend ray is optional (pip install ray)")
 
-from planner.study.runner import run_study  # noqa: E402
-from planner.study.spec import Grid, StudySpec  # noqa: E402
+from planner.study.runner import run_study
+from planner.study.spec import Grid, StudySpec
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def test_ray_backend_runs_and_resumes(tmp_path, local_ray):
     assert run.ran == 4 and len(run.records) == 4
     assert {r["status"] for r in run.records} <= {"optimal", "feasible", "infeasible"}
     local = run_study(spec, tmp_path / "local", jobs=1, outputs=False)
-    key = lambda r: (r["model"], r["ratio"], r["method"])  # noqa: E731
+    key = lambda r: (r["model"], r["ratio"], r["method"])
     assert sorted((key(r), r["status"], r.get("objective")) for r in run.records) == \
         sorted((key(r), r["status"], r.get("objective")) for r in local.records)
     assert run_study(spec, tmp_path, backend="ray", outputs=False).ran == 0

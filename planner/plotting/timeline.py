@@ -40,7 +40,7 @@ class Timeline:
 
 
 class _Blk:
-    __slots__ = ("tensor", "off", "size", "start", "kind", "op", "users")
+    __slots__ = ("kind", "off", "op", "size", "start", "tensor", "users")
 
     def __init__(self, tensor: int, off: int, size: int, start: int, kind: str, op: int | None):
         self.tensor, self.off, self.size, self.start, self.kind, self.op = tensor, off, size, start, kind, op

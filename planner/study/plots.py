@@ -66,7 +66,7 @@ def overhead_vs_ratio(spec: StudySpec, records: list[dict[str, Any]], path: Path
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    handles, labels = {}, {}
+    handles: dict = {}
     for ax in axes.flat:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)

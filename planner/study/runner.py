@@ -20,9 +20,10 @@ import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import UserError
 from ..jsonio import dump_json, load_json

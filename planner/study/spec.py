@@ -141,7 +141,7 @@ class Grid:
         return {"models": list(self.models), "ratios": list(self.ratios), "methods": list(self.methods)}
 
     @staticmethod
-    def from_dict(d: dict[str, Any]) -> "Grid":
+    def from_dict(d: dict[str, Any]) -> Grid:
         return Grid(_split_list(d["models"], "model"), tuple(float(r) for r in d["ratios"]),
                     _split_list(d["methods"], "method"))
 
@@ -231,7 +231,7 @@ class StudySpec:
         dump_json(path, self.to_dict())
 
     @staticmethod
-    def from_dict(d: dict[str, Any], source: str = "") -> "StudySpec":
+    def from_dict(d: dict[str, Any], source: str = "") -> StudySpec:
         check_schema(d, "study", STUDY_SCHEMA_VERSION, source)
         try:
             return StudySpec(
@@ -245,5 +245,5 @@ class StudySpec:
             raise UserError(f"malformed study {source}: {type(exc).__name__}: {exc}") from None
 
     @staticmethod
-    def load(path: str) -> "StudySpec":
+    def load(path: str) -> StudySpec:
         return StudySpec.from_dict(load_json(path, "study file"), str(path))
