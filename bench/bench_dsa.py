@@ -6,7 +6,8 @@ guillotine cuts (exactly tight at every time), ``holes`` removes a fifth of the 
 from one time column (exactly tight there, slack elsewhere). For each instance it runs, in
 this process and on one thread:
 - greedy best-fit (does it fit the tight capacity at all?),
-- ``solve_dsa`` (greedy fast path, then the exact search) with ``--time-limit``,
+- ``solve_dsa`` (greedy fast path, then the exact engine, ``--engine``) with ``--time-limit``;
+  the ``method`` column says which engine found the placement,
 - the plain CP-SAT ``add_no_overlap_2d`` model with ``--cpsat-limit`` (the baseline),
 and prints the time per instance and the ratio CP-SAT time / search time. When CP-SAT does
 not finish, the ratio is a lower bound (">="), computed with its time limit.
@@ -37,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--families", default="tiling,holes")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds for solve_dsa per instance")
     p.add_argument("--cpsat-limit", type=float, default=10.0, help="seconds for plain CP-SAT per instance")
+    p.add_argument("--engine", default="auto", choices=("auto", "search", "cp-sat"),
+                   help="solve_dsa engine (auto: the search, then CP-SAT)")
     p.add_argument("--no-cpsat", action="store_true")
     args = p.parse_args(argv)
     print(f"{'family':<7} {'n':>4} {'seed':>4} {'greedy':>7} {'status':>8} {'method':>7} {'search s':>9} "
@@ -49,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
                 bufs, _, cap = FAMILIES[fam](n, seed=seed)
                 g = greedy_best_fit(bufs, cap)
                 t0 = time.perf_counter()
-                sol = solve_dsa(bufs, cap, time_limit=args.time_limit, seed=0)
+                sol = solve_dsa(bufs, cap, time_limit=args.time_limit, seed=0, engine=args.engine)
                 ts = time.perf_counter() - t0
                 ok = sol.offsets is not None and not check_solution(bufs, sol.offsets, cap)
                 total += 1
@@ -70,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{fam:<7} {len(bufs):>4} {seed:>4} {'fits' if g.offsets else 'fails':>7} {sol.status:>8} "
                       f"{sol.method:>7} {ts:>9.2f} {cp_status:>8} {tc:>9.2f} {ratio:>8}", flush=True)
     med = sorted(times)[len(times) // 2] if times else float("nan")
-    print(f"solved {solved}/{total} within {args.time_limit:g} s (median {med:.2f} s, "
+    print(f"engine {args.engine}: solved {solved}/{total} within {args.time_limit:g} s (median {med:.2f} s, "
           f"max {max(times) if times else float('nan'):.2f} s)")
     return 0
 

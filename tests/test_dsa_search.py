@@ -89,3 +89,32 @@ def test_wide_random_instances_against_cpsat():
         opt = int((off + sz).max())
         assert search(lo, up, sz, al, opt).status == "found"
         assert search(lo, up, sz, al, opt - 1).status == "infeasible"
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances())
+def test_search_without_incidence_table_or_neighbour_lists(bufs):
+    """The large-instance mode (weaker section inference, neighbours found on the fly) stays exact."""
+    import formulations.dsa_search as ds
+    old = ds.PAIR_LIMIT, ds.NBR_LIMIT
+    ds.PAIR_LIMIT, ds.NBR_LIMIT = 0, 0
+    try:
+        opt = brute_force_peak(bufs)
+        arrs = _arrays(bufs)
+        assert search(*arrs, opt).status == "found"
+        if opt > 0:
+            assert search(*arrs, opt - 1).status == "infeasible"
+    finally:
+        ds.PAIR_LIMIT, ds.NBR_LIMIT = old
+
+
+def test_time_reversal_and_restarts_keep_answers():
+    """Tight tilings: found at the capacity, refuted one grain below (sizes are multiples of 64)."""
+    from formulations.dsa_instances import guillotine
+    for seed in range(3):
+        bufs, _, cap = guillotine(25, seed=seed)
+        arrs = _arrays(bufs)
+        out = search(*arrs, cap)
+        assert out.status == "found"
+        assert check_solution(bufs, {b.id: int(o) for b, o in zip(bufs, out.offsets)}, cap) == []
+        assert search(*arrs, cap - 1).status == "infeasible"
