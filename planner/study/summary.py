@@ -98,8 +98,9 @@ def render(spec: StudySpec, records: list[dict[str, Any]], wall_seconds: float |
     cmd = spec.extra.get("command")
     if cmd:
         L += [f"Command: `{cmd}`", ""]
-    L += ["Rerun exactly (skips finished cells in the same folder): "
-          "`python -m planner study --spec study.json --out DIR`", ""]
+    how = f"--preset {spec.preset} --time-limit {spec.time_limit:g}" if spec.preset else "--spec study.json"
+    L += [f"Rerun exactly: `python -m planner study {how} --out DIR` (in the same folder, finished cells "
+          "are skipped).", ""]
     st = Counter(r.get("status") for r in records)
     cell_wall = sum(r.get("wall_seconds") or 0.0 for r in records)
     L.append(f"{len(records)} cells ({', '.join(f'{k} {v}' for k, v in sorted(st.items()))}); time limit "
