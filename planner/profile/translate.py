@@ -263,11 +263,11 @@ def _add_op(b: GraphBuilder, node, env: dict, device: DeviceProfile, precision: 
 def _merge_tied_grads(b: GraphBuilder, grads: dict[str, int], tied: dict[str, str], device, precision) -> dict[str, int]:
     """Tied weights captured under two names get two partial gradients: sum them into the
     first name's gradient with an explicit add (the optimizer updates the storage once)."""
-    from .optim import emit
+    from .optim import T, emit
     for second, first in tied.items():
         if second in grads and first in grads:
             g1, g2 = grads[first], grads.pop(second)
-            grads[first] = emit(b, f"tied_grad_sum.{first}", "aten.add.Tensor", [g1, g2], {}, None,
+            grads[first] = emit(b, f"tied_grad_sum.{first}", "aten.add.Tensor", [T(g1), T(g2)], {}, None,
                                 "gradient", b.t[g1]["meta"], device, precision, phase="bwd")
     return grads
 
