@@ -127,3 +127,38 @@ def test_profile_command_errors_and_json(tmp_path, capsys):
 
     g = Graph.load(str(out))
     assert g.meta["batch"] == 3 and g.meta["optimizer"]["name"] == "none" and g.hash == info["graph_hash"]
+
+
+def _refs(a, out):
+    if isinstance(a, list):
+        for x in a:
+            _refs(x, out)
+    elif isinstance(a, dict):
+        if "t" in a:
+            out.append(a["t"])
+        for v in a.values():
+            if isinstance(v, (list, dict)):
+                _refs(v, out)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_recipe_is_consistent_with_the_graph(name):
+    """Every op's recipe references exactly its inputs; outputs, RNG indices, residents bound."""
+    g = load_model(name)
+    rng = 0
+    for op in g.ops:
+        m = op.meta
+        assert m["target"] == op.target
+        refs = _refs(m["args"], []) + _refs(list(m["kwargs"].values()), [])
+        assert sorted(set(refs)) == sorted(set(op.inputs)), op.name
+        assert len(m["outputs"]) == len(op.outputs) and m["phase"] in ("fwd", "bwd", "opt")
+        if op.random:
+            assert m["rng"] == rng
+            rng += 1
+        if op.mutated:
+            assert m["inplace"] in ("native", "copy")
+    for t in g.tensors:
+        assert {"shape", "stride", "dtype"} <= set(t.meta)
+        if t.producer is None:
+            assert t.meta["bind"].split(":")[0] in ("param", "buffer", "batch", "state")
