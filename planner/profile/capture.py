@@ -28,7 +28,9 @@ Tensor.meta
   positional input of the module) | "state:<fqn>:<name>" (optimizer state of parameter
   <fqn>, e.g. "state:fc.weight:exp_avg"; initial value zeros).
   A parameter used under two names (tied weights) is one storage: the second name is a
-  resident view (``alias_of``) of the first with ``bind`` "param:<second fqn>".
+  resident view (``alias_of``) of the first with ``bind`` "param:<second fqn>"; its two
+  partial gradients are summed by an appended "tied_grad_sum.<fqn>" op (aten.add.Tensor).
+  (The zoo's own models tie by reusing one parameter, which needs none of this.)
   A computed tensor that is the new value of a buffer carries ``writes``: "buffer:<fqn>";
   an updated parameter / state carries ``writes``: "param:<fqn>" / "state:<fqn>:<name>".
   When the tensor is also ``inplace_of`` the old value, it occupies the old value's storage.
