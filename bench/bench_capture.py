@@ -4,7 +4,8 @@
 
 Capture: each model in a fresh child process (its own peak RSS), after a baseline capture of
 its ``-tiny`` variant in the same process (which also pays the one-off torch warm-up); prints
-wall and CPU seconds (the CPU is shared: wall time depends on the load) and peak RSS, the ratios full / tiny, and the ratios to the issue's targets (30 s, 2 GB).
+wall and CPU seconds (the CPU is shared: wall time depends on the load) and peak RSS, the
+ratios full / tiny, and the ratios to the issue's targets (30 s, 2 GB).
 Load: ``Graph.load`` of each profile against the baseline of just decompressing and parsing
 its JSON in the same process (ratio = cost of building and checking the Graph).
 """
@@ -33,7 +34,8 @@ cpu = lambda: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(resource.RU
 t1 = time.perf_counter(); capture_model(name + "-tiny"); t2 = time.perf_counter()
 rss_tiny = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 c2 = cpu(); g = capture_model(name); t3 = time.perf_counter(); c3 = cpu()
-print(json.dumps({"import_s": t1 - t0, "tiny_s": t2 - t1, "full_s": t3 - t2, "full_cpu_s": c3 - c2, "rss_tiny": rss_tiny,
+print(json.dumps({"import_s": t1 - t0, "tiny_s": t2 - t1, "full_s": t3 - t2, "full_cpu_s": c3 - c2,
+                  "rss_tiny": rss_tiny,
                   "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "ops": len(g.ops),
                   "hash": g.hash}))
 """
@@ -49,7 +51,8 @@ def bench_capture(models: list[str]) -> None:
             print(f"{m:<12} failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
             continue
         d = json.loads(r.stdout.strip().splitlines()[-1])
-        print(f"{m:<12} {d['ops']:>6} {d['full_s']:>10.1f} {d['full_cpu_s']:>6.1f} {d['tiny_s']:>7.1f} {d['full_s'] / d['tiny_s']:>9.2f} "
+        print(f"{m:<12} {d['ops']:>6} {d['full_s']:>10.1f} {d['full_cpu_s']:>6.1f} {d['tiny_s']:>7.1f} "
+              f"{d['full_s'] / d['tiny_s']:>9.2f} "
               f"{d['full_s'] / TARGET_S:>6.2f} {d['rss'] / 2**20:>11.0f} {d['rss_tiny'] / 2**20:>8.0f} "
               f"{d['rss'] / TARGET_RSS:>6.2f}")
 

@@ -76,7 +76,8 @@ def test_batchnorm_buffers_are_written_in_place():
     g = cap("resnet50-tiny")
     bufs = [t for t in g.tensors if t.kind == "buffer" and t.producer is None]
     assert {t.meta["bind"].split(".")[-1] for t in bufs} == {"running_mean", "running_var", "num_batches_tracked"}
-    new = {t.inplace_of: t for t in g.tensors if t.producer is not None and t.meta.get("writes", "").startswith("buffer:")}
+    new = {t.inplace_of: t for t in g.tensors
+           if t.producer is not None and t.meta.get("writes", "").startswith("buffer:")}
     assert set(new) == {b.id for b in bufs}, "every BatchNorm buffer gets its new value in place"
     assert all(t.id in g.required_set for t in new.values())
 

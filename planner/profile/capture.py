@@ -56,7 +56,6 @@ is the aliased argument; replaying the view op on the base gives the same stride
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any, Callable
 
 from ..errors import UserError

@@ -128,8 +128,6 @@ def _alias_source(node, out_index: int, n_returns: int):
 
 def translate(gm, sig, *, name: str, optimizer: str, opt_config: dict, device: DeviceProfile,
               precision: str, tied: dict[str, str], meta: dict) -> Graph:
-    import torch
-
     from .optim import append_optimizer
 
     b = GraphBuilder()
@@ -260,7 +258,8 @@ def _add_op(b: GraphBuilder, node, env: dict, device: DeviceProfile, precision: 
     b.o[j]["cost"] = analytical_time(flops, read + fresh_bytes, device, precision)
 
 
-def _merge_tied_grads(b: GraphBuilder, grads: dict[str, int], tied: dict[str, str], device, precision) -> dict[str, int]:
+def _merge_tied_grads(b: GraphBuilder, grads: dict[str, int], tied: dict[str, str], device,
+                      precision) -> dict[str, int]:
     """Tied weights captured under two names get two partial gradients: sum them into the
     first name's gradient with an explicit add (the optimizer updates the storage once)."""
     from .optim import T, emit

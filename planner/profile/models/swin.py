@@ -38,7 +38,8 @@ class WindowAttention(nn.Module):
         attn = attn + self.table[self.rel_index].view(N, N, -1).permute(2, 0, 1).unsqueeze(0)
         if mask is not None:
             nw = mask.shape[0]
-            attn = (attn.view(Bn // nw, nw, self.heads, N, N) + mask.unsqueeze(1).unsqueeze(0)).view(-1, self.heads, N, N)
+            attn = attn.view(Bn // nw, nw, self.heads, N, N) + mask.unsqueeze(1).unsqueeze(0)
+            attn = attn.view(-1, self.heads, N, N)
         out = (attn.softmax(-1) @ v).transpose(1, 2).reshape(Bn, N, C)
         return self.proj(out)
 
