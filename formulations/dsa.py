@@ -8,7 +8,11 @@ question is feasibility (max(offset + size) <= capacity); without one, minimise 
 Engines (the ``method`` of a solution says which produced it):
 - ``greedy``: TFLite's greedy-by-size best-fit (Pisarchyk & Lee 2020), the fast path;
 - ``search``: the exact depth-first search over canonical solutions (``dsa_search``);
-- ``cp-sat``: a plain CP-SAT ``add_no_overlap_2d`` model (``dsa_cpsat``);
+- ``cp-sat``: the CP-SAT ``add_no_overlap_2d`` model (``dsa_cpsat``) with a bottom-left
+  fixed search (lowest possible buffer first, at its lowest offset: the canonical search's
+  branching, plus CP-SAT's clause learning and restarts); on the tight tilings of
+  ``bench/bench_dsa.py`` it solves every instance in <= 2 s, where the default CP-SAT search
+  does not;
 - engine ``auto`` (the default of ``solve_dsa``) is a portfolio of the two exact engines: the
   search for the first ``SEARCH_SHARE`` of the time (it either succeeds fast or thrashes,
   its run times are heavy-tailed), then CP-SAT, whose clause learning covers other instances.
@@ -294,7 +298,7 @@ def _run_cpsat(buffers, capacity: int, deadline: float, seed: int, threads: int)
     from .dsa_cpsat import cpsat_place
     lo, up, sz, al = _arrays(buffers)
     status, off = cpsat_place(lo, up, sz, al, capacity, max(0.01, deadline - time.perf_counter()),
-                              seed=seed, threads=threads)
+                              seed=seed, threads=threads, bottom_left=True)
     if status == "found":
         return "found", {b.id: int(o) for b, o in zip(buffers, off.tolist())}, "cp-sat"
     return status, None, "cp-sat"

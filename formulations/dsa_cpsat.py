@@ -2,8 +2,10 @@
 ``add_no_overlap_2d``, offsets as aligned integer variables, and optionally the peak minimised.
 
 This is the textbook model (REFERENCE.md §3, "Addresses jointly"); the issue notes that it
-solves none of minimalloc's challenging instances in 60 s. It is kept as the engine
-``cp-sat`` and as the yardstick of ``bench/bench_dsa.py``.
+solves none of minimalloc's challenging instances in 60 s. With its default search it is the
+yardstick of ``bench/bench_dsa.py``; with ``bottom_left`` (a fixed search: the buffer whose
+offset can be lowest, at its lowest value, as the canonical search branches) it is the
+engine ``cp-sat`` of ``solve_dsa``.
 """
 from __future__ import annotations
 
@@ -44,7 +46,8 @@ def _model(lower, upper, size, align, capacity: int, minimise: bool, redundant: 
 
 
 def cpsat_place(lower, upper, size, align, capacity: int, time_limit: float, seed: int = 0,
-                threads: int = 1, minimise: bool = False, redundant: bool = False) -> tuple[str, np.ndarray | None]:
+                threads: int = 1, minimise: bool = False, redundant: bool = False,
+                bottom_left: bool = False) -> tuple[str, np.ndarray | None]:
     """Offsets within ``capacity``: ("found", offsets) | ("infeasible", None) | ("timeout", None).
     With ``minimise`` the peak is minimised and "found" means optimal only if the solver says so
     (use ``cpsat_minimise`` for the bound)."""
@@ -52,6 +55,12 @@ def cpsat_place(lower, upper, size, align, capacity: int, time_limit: float, see
 
     m, offs, _ = _model(lower, upper, size, align, capacity, minimise, redundant)
     solver = _solver(time_limit, seed, threads)
+    if bottom_left:
+        # Branch like the canonical search: the buffer that can go lowest, at its lowest
+        # offset; CP-SAT adds clause learning and restarts on top.
+        order = np.lexsort((np.arange(len(offs)), np.asarray(lower)))
+        m.add_decision_strategy([offs[i] for i in order], cp_model.CHOOSE_LOWEST_MIN, cp_model.SELECT_MIN_VALUE)
+        solver.parameters.search_branching = cp_model.FIXED_SEARCH
     st = solver.solve(m)
     if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return "found", np.array([solver.value(o) for o in offs], dtype=np.int64)

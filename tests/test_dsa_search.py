@@ -118,3 +118,16 @@ def test_time_reversal_and_restarts_keep_answers():
         assert out.status == "found"
         assert check_solution(bufs, {b.id: int(o) for b, o in zip(bufs, out.offsets)}, cap) == []
         assert search(*arrs, cap - 1).status == "infeasible"
+
+
+@settings(max_examples=25, deadline=None)
+@given(instances())
+def test_cpsat_engine_minimises_exactly(bufs):
+    """The bottom-left CP-SAT engine (used by engine auto after the search) is exact too."""
+    opt = brute_force_peak(bufs)
+    sol = solve_dsa(bufs, None, time_limit=10, engine="cp-sat")
+    assert sol.peak == opt and sol.status == "optimal"
+    assert check_solution(bufs, sol.offsets, None) == []
+    if opt > 0:
+        sol = solve_dsa(bufs, opt - 1, time_limit=10, engine="cp-sat")
+        assert sol.status == "infeasible"
