@@ -33,8 +33,8 @@ log = logging.getLogger(__name__)
 
 STATUSES = ("optimal", "feasible", "infeasible", "timeout")
 ENGINES = ("auto", "search", "cp-sat")
-SEARCH_SHARE = 0.3  # engine auto: share of the time given to the search before CP-SAT ...
-SEARCH_CAP = 10.0   # ... but at most this many seconds (its successes come early or not at all)
+SLICE_FIRST = 2.0   # engine auto: first time slice (s) of each engine; slices then grow ...
+SLICE_GROWTH = 4.0  # ... by this factor after each search + CP-SAT pair
 
 
 @dataclass(frozen=True)
@@ -283,10 +283,11 @@ def _checked(buffers: list[Buffer], sol: DsaSolution, capacity: int | None, t0: 
 
 # Engine runners: (buffers, capacity, deadline, seed, threads) -> ("found" | "infeasible" |
 # "timeout", offsets or None, engine name).
-def _run_search(buffers, capacity: int, deadline: float, seed: int, threads: int):
-    from .dsa_search import search
-    lo, up, sz, al = _arrays(buffers)
-    out = search(lo, up, sz, al, capacity, deadline=deadline, seed=seed)
+def _run_search(buffers, capacity: int, deadline: float, seed: int, threads: int, searcher=None):
+    from .dsa_search import Searcher
+    if searcher is None:
+        searcher = Searcher(*_arrays(buffers), capacity, seed=seed)
+    out = searcher.advance(deadline)
     log.debug("dsa search at %d: %s, %d nodes, %d runs, %.2f s", capacity, out.status, out.nodes,
               out.runs, out.seconds)
     if out.status == "found":
@@ -305,9 +306,18 @@ def _run_cpsat(buffers, capacity: int, deadline: float, seed: int, threads: int)
 
 
 def _run_auto(buffers, capacity: int, deadline: float, seed: int, threads: int):
-    now = time.perf_counter()
-    share = min(SEARCH_CAP, SEARCH_SHARE * max(0.0, deadline - now))
-    first = _run_search(buffers, capacity, now + share, seed, threads)
-    if first[0] != "timeout" or time.perf_counter() >= deadline:
-        return first
-    return _run_cpsat(buffers, capacity, deadline, seed, threads)
+    from .dsa_search import Searcher
+    searcher = Searcher(*_arrays(buffers), capacity, seed=seed)
+    k = 0
+    while True:
+        now = time.perf_counter()
+        if now >= deadline:
+            return "timeout", None, "search"
+        end = min(deadline, now + SLICE_FIRST * SLICE_GROWTH ** (k // 2))
+        if k % 2 == 0:
+            out = _run_search(buffers, capacity, end, seed, threads, searcher)
+        else:
+            out = _run_cpsat(buffers, capacity, end, seed, threads)
+        if out[0] != "timeout":
+            return out
+        k += 1
