@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
     p.add_argument("--threads", type=int, default=1, help="CP-SAT workers (the search is single-threaded)")
     p.add_argument("--seed", type=int, default=0, help="tie-break seed: same seed (and threads) = same answer")
     p.add_argument("--engine", default="auto", choices=("auto", "search", "cp-sat"),
-                   help="exact engine (auto: the search, then CP-SAT with the remaining time)")
+                   help="exact engine (auto: the search and CP-SAT in turn, in growing time slices)")
     p.add_argument("--greedy", action="store_true", help="greedy best-fit only (no exact engine)")
     p.add_argument("--out", help="solution CSV to write (the input plus an offset column)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
