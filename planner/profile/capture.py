@@ -31,9 +31,13 @@ Tensor.meta
   resident view (``alias_of``) of the first with ``bind`` "param:<second fqn>"; its two
   partial gradients are summed by an appended "tied_grad_sum.<fqn>" op (aten.add.Tensor).
   (The zoo's own models tie by reusing one parameter, which needs none of this.)
-  A computed tensor that is the new value of a buffer carries ``writes``: "buffer:<fqn>";
-  an updated parameter / state carries ``writes``: "param:<fqn>" / "state:<fqn>:<name>".
-  When the tensor is also ``inplace_of`` the old value, it occupies the old value's storage.
+  New buffer values (BatchNorm running stats, counters) are written back at the end of the
+  step by appended "buffer_update.<fqn>" ops, ``aten.copy_.default(old, new)`` in place over
+  the old value (phase "opt"), as aot_autograd's runtime does; the op computing the new value
+  stays functional, so it can be recomputed (it still reads the old value, which stays live).
+  The required tensor that holds the final value carries ``writes``: "buffer:<fqn>" |
+  "param:<fqn>" | "state:<fqn>:<name>"; when it is ``inplace_of`` the old value it occupies
+  the old value's storage.
 
 Op.meta
   ``target`` the aten overload ("aten.convolution.default"; also ``Op.target``);
@@ -47,8 +51,8 @@ Op.meta
   ``phase``: "fwd" | "bwd" | "opt".  ``rng``: k for the k-th random op (``Op.random``) in
   captured order; its result depends on the RNG state (save/restore it to recompute).
   ``inplace``: present on ops with ``Op.mutated``: "native" (the target is an in-place aten op,
-  its result is its first argument) or "copy" (a functional op whose listed outputs are new
-  values of a buffer: write them into the old value's storage).
+  its result is its first argument). ("copy", a functional op whose outputs overwrite a
+  buffer, was produced by the first profiles only; buffer updates are now explicit copy_ ops.)
   ``fx``: the fx node name.
 Views (``Tensor.alias_of``) are outputs of view ops (cost 0, schema alias info); their base
 is the aliased argument; replaying the view op on the base gives the same strides/offset.

@@ -186,9 +186,9 @@ def translate(gm, sig, *, name: str, optimizer: str, opt_config: dict, device: D
         grads[fqn] = tid
     grads = _merge_tied_grads(b, grads, tied, device, precision)
     required = [loss]
-    required += _buffer_updates(b, sig, nodes, env, buffer_tid)
     order = [fqn for fqn in sig.parameters if fqn in param_tid]
     required += append_optimizer(b, optimizer, opt_config, order, param_tid, grads, device, precision, meta)
+    required += _buffer_updates(b, sig, nodes, env, buffer_tid, device, precision)
     meta["cost_source"] = f"analytical:{device.name}:{precision}"  # measure.py replaces it
     return b.build(name, required, meta)
 
@@ -271,25 +271,28 @@ def _merge_tied_grads(b: GraphBuilder, grads: dict[str, int], tied: dict[str, st
     return grads
 
 
-def _buffer_updates(b: GraphBuilder, sig, nodes: dict, env: dict, buffer_tid: dict[str, int]) -> list[int]:
-    """New buffer values (BatchNorm running stats, counters): written in place over the old
-    value when the op producing them reads the old value last and sizes match; required."""
-    last: dict[int, int] = {}
-    for j, o in enumerate(b.o):
-        for t in o["inputs"]:
-            last[t] = j
+def _buffer_updates(b: GraphBuilder, sig, nodes: dict, env: dict, buffer_tid: dict[str, int], device,
+                    precision) -> list[int]:
+    """New buffer values (BatchNorm running stats, counters) are written back by an in-place
+    ``copy_`` at the very end of the step, as aot_autograd's runtime does for mutated buffers.
+
+    Writing them in place from the op that computes them (BatchNorm reads the old running
+    stats and returns the new ones) would make that op unrecomputable: a recompute would read
+    a buffer it had already overwritten, and nothing downstream of the first BatchNorm could
+    be rematerialised. With the copy deferred, the old value stays live (it is resident) until
+    the end, the new value is a small computed tensor, and the BatchNorm op recomputes freely.
+    The copy's output is the required updated buffer (``writes``)."""
+    from .optim import T, emit
     out = []
     for node_name, fqn in sig.buffers_to_mutate.items():
         new = env[nodes[node_name]]
         old = buffer_tid[fqn]
-        tn, to = b.t[new], b.t[old]
-        tn["kind"] = "buffer"
-        tn["meta"]["writes"] = f"buffer:{fqn}"
-        j = tn["producer"]
-        if (tn["alias_of"] is None and tn["inplace_of"] is None and to["alias_of"] is None
-                and old in b.o[j]["inputs"] and last.get(old) == j and tn["bytes"] == to["bytes"]):
-            tn["inplace_of"] = old
-            b.o[j]["mutated"].append(new)
-            b.o[j]["meta"]["inplace"] = "copy"
-        out.append(new)
+        b.t[new]["kind"] = "buffer"
+        if b.t[old]["alias_of"] is None and b.t[new]["bytes"] == b.t[old]["bytes"]:
+            out.append(emit(b, f"buffer_update.{fqn}", "aten.copy_.default", [T(old), T(new)], {}, old,
+                            "buffer", b.t[old]["meta"], device, precision, phase="opt",
+                            writes=f"buffer:{fqn}"))
+        else:  # cannot be written over the old storage: the new value itself is the output
+            b.t[new]["meta"]["writes"] = f"buffer:{fqn}"
+            out.append(new)
     return out
