@@ -52,7 +52,7 @@ class Report:
     overhead: float               # compute_cost / baseline_cost - 1
     computations: int             # compute steps
     recomputations: int           # compute steps beyond the first of each op
-    frag_eviction: float          # Coop's definition: mean free/budget before each eviction run
+    frag_eviction: float          # Coop's definition: mean free/budget at allocations that needed eviction
     frag_range: float             # (address range in use - live bytes) / range, at the peak-bytes step
     evictions: int                # frees of tensors whose op is computed again later
     extra: dict[str, Any] = field(default_factory=dict)
@@ -172,7 +172,18 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
     for s in plan.steps:
         if s.kind == COMPUTE and 0 <= s.ref < no:
             later_computes[s.ref] += 1
-    pending_evict_free: float | None = None
+    # An allocation "needed eviction" when the frees just before it include an eviction and no
+    # hole before those frees could hold it: then sample free/budget as it was before the frees.
+    run_free_before: float | None = None   # free fraction before the current run of frees
+    run_hole_before = 0                    # largest hole before the current run of frees
+    run_evicts = False
+
+    def largest_hole() -> int:
+        best, cur = 0, 0
+        for st in starts:
+            best = max(best, st - cur)
+            cur = max(cur, st + max(b.size for b in blocks_at[st]))
+        return max(best, budget - cur)
     for k, s in enumerate(plan.steps):
         if s.kind == FREE:
             t = s.ref
@@ -182,11 +193,13 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
             if t not in where:
                 bad(k, "bad-free", f"tensor {t} ({T[t].name}) is not live")
                 continue
+            if run_free_before is None:
+                run_free_before = (budget - live) / budget if budget else 0.0
+                run_hole_before = largest_hole()
             p = T[t].producer
             if p is not None and later_computes[p] > 0 and T[t].alias_of is None:
                 evictions += 1
-                if pending_evict_free is None:
-                    pending_evict_free = (budget - live) / budget if budget else 0.0
+                run_evicts = True
             unref(t)
             gone[t] = "freed"
             continue
@@ -195,9 +208,9 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
             continue
         op = O[s.ref]
         later_computes[op.id] -= 1
-        if pending_evict_free is not None:
-            frag_samples.append(pending_evict_free)
-            pending_evict_free = None
+        if run_evicts and any(0 <= t < nt and align_up(T[t].bytes, align) > run_hole_before for t, _ in s.offsets):
+            frag_samples.append(run_free_before)  # type: ignore[arg-type]
+        run_free_before, run_evicts = None, False
         ok = True
         for t in op.inputs:
             if t not in where:
