@@ -202,4 +202,4 @@ def test_inplace_runs_in_place_or_out_of_place():
 def test_none_infeasible_below_peak():
     g = chain(6)
     res = solve(g, baseline_peak(g) // 2, "none", SolveParams())
-    assert res.status == "infeasible" and res.plan is None and "does not fit" in res.message
+    assert res.status == "infeasible" and res.plan is None and "more than the budget" in res.message
