@@ -9,8 +9,10 @@ arena exists before it, so it is not among them).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -22,10 +24,15 @@ log = logging.getLogger(__name__)
 def profile_steps(run: Callable[[], Any]) -> tuple[Any, list[int] | None]:
     """(run's result, per marked range the peak outside bytes), or None when the profiler
     gave no usable events (then only the executor's own accounting is available)."""
-    os.environ.setdefault("KINETO_LOG_LEVEL", "5")  # kineto prints start/stop lines otherwise
     from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+    with _quiet_stderr():  # kineto writes a line to fd 2 when it starts and stops
+        prof.start()
+    try:
         out = run()
+    finally:
+        with _quiet_stderr():
+            prof.stop()
     try:
         events = sorted(prof.profiler.kineto_results.events(), key=lambda e: (e.start_ns(), -e.duration_ns()))
     except Exception as exc:  # noqa: BLE001 - a profiler without these internals: report, do not guess
@@ -47,3 +54,18 @@ def profile_steps(run: Callable[[], Any]) -> tuple[Any, list[int] | None]:
             i += 1
         peaks.append(peak)
     return out, peaks
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Send file descriptor 2 to /dev/null for the duration (C++ writes bypass sys.stderr)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
