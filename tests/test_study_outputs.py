@@ -96,3 +96,10 @@ def test_coop_paper_preset_and_its_comparison(tmp_path):
     assert "| 11% / 29% / 41% | 11.0% / 29.0% / 41.0% |" in s
     assert "= 2.00× |" in s
     assert "coop: 0.3;" in s
+
+
+def test_a_plan_meeting_the_bound_is_the_optimum():
+    recs = [rec("m", 1.0, "coop", "feasible", 100.3), rec("m", 1.0, "dtr-ideal", "feasible", 100.0)]
+    p = points(recs)[("m", 1.0)]
+    assert p.optimum == 100.0 and "meets the bound" in p.optimum_by
+    assert points(recs[:1])[("m", 1.0)].optimum is None  # 0.3% above every-op-once: unproven

@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 
 
 def write_outputs(spec: StudySpec, out: Path, records: list[dict[str, Any]],
-                  wall_seconds: float | None = None, plots: bool = True) -> list[str]:
+                  runs: list[dict[str, Any]] | None = None, plots: bool = True) -> list[str]:
     """Returns notes for the user (e.g. plots skipped and why)."""
     from .plots import PLOTS
     from .presets import paper_section
@@ -34,6 +34,6 @@ def write_outputs(spec: StudySpec, out: Path, records: list[dict[str, Any]],
                 log.exception("plot %s failed", name)
                 notes.append(f"plot {name} failed: {type(exc).__name__}: {exc}".splitlines()[0])
     extra = paper_section(spec, records) if (spec.preset or "").startswith("coop-paper") else None
-    text = summary.render(spec, records, wall_seconds, drawn, extra)
+    text = summary.render(spec, records, runs, drawn, extra)
     write_atomic(out / "summary.md", text.encode())
     return notes

@@ -142,11 +142,27 @@ def run_study(spec: StudySpec, out_dir: str | os.PathLike, jobs: int = 1, backen
     wall = time.perf_counter() - t0
     records = [load_record(out, c) for c in cells]
     run = StudyRun(out, [r for r in records if r is not None], len(todo), skipped, wall)
+    _append_run(out, {"finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_seconds": wall,
+                      "ran": len(todo), "skipped": skipped, "jobs": jobs, "backend": backend})
     if outputs:
         from .outputs import write_outputs
 
-        run.notes.extend(write_outputs(spec, out, run.records, wall_seconds=wall, plots=plots))
+        run.notes.extend(write_outputs(spec, out, run.records, runs=load_runs(out), plots=plots))
     return run
+
+
+def load_runs(out: Path) -> list[dict[str, Any]]:
+    """History of runs of this folder (runs.json): wall time and cells computed by each."""
+    p = out / "runs.json"
+    try:
+        runs = load_json(p, "run history") if p.is_file() else []
+    except UserError:
+        runs = []
+    return runs if isinstance(runs, list) else []
+
+
+def _append_run(out: Path, entry: dict[str, Any]) -> None:
+    dump_json(out / "runs.json", [*load_runs(out), entry])
 
 
 def _finish(out: Path, cell: Cell, rec: dict[str, Any]) -> None:

@@ -90,7 +90,7 @@ def headline(records: list[dict[str, Any]], method: str = "coop") -> list[str]:
     return lines
 
 
-def render(spec: StudySpec, records: list[dict[str, Any]], wall_seconds: float | None = None,
+def render(spec: StudySpec, records: list[dict[str, Any]], runs: list[dict[str, Any]] | None = None,
            plots: list[str] | None = None, extra_sections: list[str] | None = None) -> str:
     pts = points(records)
     methods = spec.methods()
@@ -104,8 +104,11 @@ def render(spec: StudySpec, records: list[dict[str, Any]], wall_seconds: float |
     st = Counter(r.get("status") for r in records)
     cell_wall = sum(r.get("wall_seconds") or 0.0 for r in records)
     L.append(f"{len(records)} cells ({', '.join(f'{k} {v}' for k, v in sorted(st.items()))}); time limit "
-             f"{spec.time_limit:g} s per cell, {spec.threads} thread(s); summed cell wall time {cell_wall:.0f} s"
-             + (f"; last run's wall time {wall_seconds:.0f} s" if wall_seconds is not None else "") + ".")
+             f"{spec.time_limit:g} s per cell, {spec.threads} thread(s); summed cell wall time {cell_wall:.0f} s.")
+    for r in runs or []:
+        if r.get("ran"):
+            L.append(f"Run finished {r.get('finished_utc', '?')}: {r['ran']} cells computed in "
+                     f"{r.get('wall_seconds', 0):.0f} s wall with {r.get('jobs', 1)} job(s) ({r.get('backend', 'local')}).")
     if records and records[0].get("versions"):
         L.append("Versions: " + ", ".join(f"{k} {v}" for k, v in records[0]["versions"].items()) + ".")
     L += ["", "Overhead = extra compute over the plain schedule (validated plan). In brackets: excess cost "

@@ -54,9 +54,15 @@ def points(records: list[dict[str, Any]]) -> dict[tuple[str, float], Point]:
         conflict = None
         if len(opt) > 1 and opt[-1][0] - opt[0][0] > 1e-6 * max(1.0, abs(opt[0][0])):
             conflict = f"optimal plans disagree: {opt[0][1]} {opt[0][0]:.6g} vs {opt[-1][1]} {opt[-1][0]:.6g}"
+        best = max(bounds) if bounds else None
+        if not opt and best is not None:
+            # a validated plan that meets a proven lower bound is optimal, whoever made it
+            meets = sorted((r["objective"], r["method"]) for r in rs if has_plan(r)
+                           and r["objective"] <= best * (1 + 1e-9))
+            opt = [(o, f"{m}, meets the bound") for o, m in meets[:1]]
         infeas = any(r.get("status") == "infeasible" and (r.get("method_kind") == "exact" or
                                                          r.get("backend") == "analysis") for r in rs)
-        out[k] = Point(base, max(bounds) if bounds else None, opt[0][0] if opt else None,
+        out[k] = Point(base, best, opt[0][0] if opt else None,
                        opt[0][1] if opt else None, infeas, conflict)
     return out
 
