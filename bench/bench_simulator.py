@@ -44,8 +44,8 @@ DTR_SIM_QUOTED_S = 38.0  # DTR's Python simulator, ~8,000-op trace at ratio 0.5 
 
 
 def load(name: str, graph_dir: str | None) -> Graph:
-    if name.endswith("+split"):
-        return split_resident_updates(load(name[: -len("+split")], graph_dir))
+    if name.endswith("+gradbuf"):
+        return persistent_grad_buffers(load(name[: -len("+gradbuf")], graph_dir))
     if graph_dir:
         for suffix in (".json.gz", ".json"):
             p = Path(graph_dir) / f"{name}{suffix}"
@@ -54,40 +54,47 @@ def load(name: str, graph_dir: str | None) -> Graph:
     return load_model(name)
 
 
-def split_resident_updates(g: Graph) -> Graph:
-    """What-if (not the captured graph): an op that both computes values and overwrites a
-    resident in place (BatchNorm's running-stat update inside the training-mode BN op) is
-    split into the computation (without reading the overwritten residents, which training-mode
-    BN does not use for its output) and a zero-cost update op right after it. In the captured
-    form every value downstream of a BN reads a buffer that is overwritten at once, so
-    nothing after the first BN can ever be recomputed."""
+def persistent_grad_buffers(g: Graph) -> Graph:
+    """What-if (not the captured graph): parameter gradients live in persistent ``.grad``
+    storages, as with ``zero_grad(set_to_none=False)``. Each gradient an optimizer op reads is
+    written into a resident buffer by a zero-cost in-place ``grad_copy`` op right after the op
+    that computes it (the fresh gradient dies there), and the optimizer reads the buffer.
+    In the captured graph every such gradient is a fresh storage that can never be evicted
+    (its recompute would read parameters that the first optimizer op overwrites), placed
+    wherever the allocation happened to land during the backward."""
     from dataclasses import replace
 
-    from planner.graph import make_graph
+    from planner.graph import Op, Tensor, make_graph
 
     T = list(g.tensors)
-    ops = []
-    new_id: dict[int, int] = {}
+    grad_of: dict[int, int] = {}      # fresh gradient -> new version in its resident buffer
     for op in g.ops:
-        targets = {T[t].inplace_of for t in op.mutated}
-        keep = [t for t in op.outputs if t not in op.mutated]
-        if op.mutated and keep and all(T[x].producer is None for x in targets):
-            a = replace(op, id=len(ops), inputs=tuple(x for x in op.inputs if x not in targets),
-                        outputs=tuple(keep), mutated=())
-            ops.append(a)
-            for t in keep:
-                T[t] = replace(T[t], producer=a.id)
-            b = replace(op, id=len(ops), name=op.name + ".update", inputs=tuple(targets) + tuple(keep),
-                        outputs=op.mutated, cost=0.0, flops=0.0, bytes_moved=0)
-            ops.append(b)
-            for t in op.mutated:
-                T[t] = replace(T[t], producer=b.id)
-        else:
-            new_id[op.id] = len(ops)
-            ops.append(replace(op, id=len(ops)))
-            for t in op.outputs:
-                T[t] = replace(T[t], producer=len(ops) - 1)
-    return make_graph(g.name + "+split", T, ops, g.required, dict(g.meta, what_if="split resident updates"))
+        if not op.mutated:
+            continue
+        for x in op.inputs:
+            if T[x].producer is not None and T[x].kind == "gradient" and x not in grad_of:
+                buf = Tensor(len(T), T[x].bytes, "gradient", None, name=T[x].name + ".grad_buffer",
+                             meta=dict(T[x].meta))
+                T.append(buf)
+                new = Tensor(len(T), T[x].bytes, "gradient", -1, inplace_of=buf.id,
+                             name=T[x].name + ".grad", meta=dict(T[x].meta))
+                T.append(new)
+                grad_of[x] = new.id
+    ops: list[Op] = []
+    for op in g.ops:
+        ins = op.inputs if not op.mutated else tuple(grad_of.get(x, x) for x in op.inputs)
+        ops.append(replace(op, id=len(ops), inputs=ins))
+        for t in op.outputs:
+            T[t] = replace(T[t], producer=len(ops) - 1)
+        for t in op.outputs:
+            if t in grad_of:
+                nv = T[grad_of[t]]
+                ops.append(Op(len(ops), "grad_copy." + T[t].name, "aten.copy_.default",
+                              (nv.inplace_of, t), (nv.id,), 0.0, mutated=(nv.id,)))
+                T[nv.id] = replace(nv, producer=len(ops) - 1)
+    required = tuple(g.required) + tuple(grad_of.values())
+    return make_graph(g.name + "+gradbuf", T, ops, required,
+                      dict(g.meta, what_if="persistent gradient buffers"))
 
 
 def timing(cases: list[tuple[str, float]], graph_dir: str | None, repeat: int) -> None:
