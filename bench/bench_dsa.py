@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from formulations.dsa import _arrays, check_solution, greedy_best_fit, solve_dsa  # noqa: E402
-from formulations.dsa_cpsat import cpsat_place  # noqa: E402
-from formulations.dsa_instances import guillotine, with_holes  # noqa: E402
+from formulations.dsa import _arrays, check_solution, greedy_best_fit, solve_dsa
+from formulations.dsa_cpsat import cpsat_place
+from formulations.dsa_instances import guillotine, with_holes
 
 FAMILIES = {"tiling": guillotine, "holes": with_holes}
 

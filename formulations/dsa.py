@@ -205,7 +205,9 @@ def solve_dsa(buffers: list[Buffer], capacity: int | None = None, time_limit: fl
 
     ``engine`` picks the exact engine: "search" (single-threaded, deterministic for a seed),
     "cp-sat" (``threads`` workers; deterministic for a seed and thread count when it finishes)
-    or "auto" (default: the search, then CP-SAT; see the module docstring).
+    or "auto" (default: both in turn, in growing time slices; see the module docstring).
+    A fixed seed (and thread count) gives the same answer whenever the engine that answers
+    finishes inside its slice; only a time cut-off can change which engine answers first.
     The returned solution always passed ``check_solution``.
     """
     t0 = time.perf_counter()

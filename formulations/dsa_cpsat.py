@@ -75,7 +75,7 @@ def cpsat_minimise(lower, upper, size, align, upper_bound: int, time_limit: floa
     "optimal" | "feasible" | "infeasible" | "timeout"."""
     from ortools.sat.python import cp_model
 
-    m, offs, peak = _model(lower, upper, size, align, upper_bound, True)
+    m, offs, _peak = _model(lower, upper, size, align, upper_bound, True)
     solver = _solver(time_limit, seed, threads)
     st = solver.solve(m)
     bound = int(solver.best_objective_bound) if st in (cp_model.OPTIMAL, cp_model.FEASIBLE) else 0

@@ -53,7 +53,7 @@ def with_holes(n: int, seed: int = 0, drop: float = 0.2, **kw) -> tuple[list[Buf
     """A guillotine tiling of about n / (1 - drop) pieces with ``drop`` of those not covering a
     chosen time column removed (so about n remain); still exactly tight at that column."""
     rng = np.random.default_rng(seed + 7919)
-    bufs, offs, cap = guillotine(int(round(n / (1 - drop))), seed, **kw)
+    bufs, offs, cap = guillotine(round(n / (1 - drop)), seed, **kw)
     col = int(rng.integers(0, max(b.upper for b in bufs)))
     keep = [b for b in bufs if b.lower <= col < b.upper or rng.random() >= drop]
     return keep, {b.id: offs[b.id] for b in keep}, cap

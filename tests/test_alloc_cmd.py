@@ -68,9 +68,9 @@ def test_alloc_greedy_flag_is_reported_as_greedy(tmp_path, capsys):
     src.write_text(EXAMPLE)
     rc, stdout, _ = _run(capsys, "alloc", "--csv", str(src), "--greedy", "--json")
     info = json.loads(stdout)
-    assert info["method"] == "greedy" and info["exact"] is False
+    assert rc == 0 and info["method"] == "greedy" and info["exact"] is False
     rc, stdout, _ = _run(capsys, "alloc", "--csv", str(src), "--greedy")
-    assert "greedy best-fit (heuristic" in stdout
+    assert rc == 0 and "greedy best-fit (heuristic" in stdout
 
 
 def test_alloc_malformed_csv_names_the_line(tmp_path, capsys):

@@ -1,15 +1,14 @@
 """`planner import --format minimalloc`: the baseline schedule has the CSV's lifetimes and sizes."""
 from __future__ import annotations
 
+from formulations.dsa import live_lower_bound
+from formulations.dsa_instances import guillotine
+from formulations.minimalloc_csv import format_csv
 from planner.analysis import baseline_peak, storage_intervals
 from planner.cli import main
 from planner.graph import Graph
 from planner.importers.minimalloc import load_minimalloc
 from planner.registry import solve
-
-from formulations.dsa import live_lower_bound
-from formulations.dsa_instances import guillotine
-from formulations.minimalloc_csv import format_csv
 
 
 def _overlaps(l1, u1, l2, u2):

@@ -4,7 +4,8 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from formulations.dsa import Buffer, _arrays, check_solution, solve_dsa
 from formulations.dsa_search import search
@@ -66,7 +67,7 @@ def test_minimisation_is_optimal(bufs):
 def test_search_and_cpsat_agree(bufs):
     from formulations.dsa_cpsat import cpsat_minimise
     lo, up, sz, al = _arrays(bufs)
-    status, off, bound = cpsat_minimise(lo, up, sz, al, int(sz.sum() + 4 * len(bufs)), 10)
+    status, off, _ = cpsat_minimise(lo, up, sz, al, int(sz.sum() + 4 * len(bufs)), 10)
     assert status == "optimal"
     opt = int(max((off + sz).max(), 0))
     assert search(lo, up, sz, al, opt).status == "found"
