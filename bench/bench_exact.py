@@ -1,0 +1,76 @@
+"""Time to proven optimum: ``exact`` vs Checkmate's MILP as published, same graphs, solver, machine.
+
+    python bench/bench_exact.py [--models layered:100,layered:250,layered:500] [--ratios 0.8,0.9]
+                                [--time-limit 120] [--checkmate-limit 120] [--no-checkmate]
+
+Prints one row per (model, ratio): ops, exact's status / seconds / objective / gap, Checkmate's
+status / seconds, and the speed ratio checkmate_seconds / exact_seconds (measured in the same
+process; ">=" when Checkmate did not prove within its limit, so the ratio is a lower bound).
+Budgets below the minimum feasible budget are reported as such (proven infeasible by the bound).
+Single-threaded (threads=1) on purpose: the CI machine has 2 shared cores.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from planner.analysis import baseline_peak, min_feasible_budget  # noqa: E402
+from planner.models import load_model  # noqa: E402
+from planner.params import SolveParams  # noqa: E402
+from planner.registry import solve  # noqa: E402
+
+
+def row(model: str, ratio: float, tl: float, cm_tl: float, run_cm: bool) -> str:
+    g = load_model(model)
+    peak = baseline_peak(g)
+    budget = int(ratio * peak)
+    mb = min_feasible_budget(g).bytes
+    head = f"{model:16s} {ratio:4.2f} {len(g.ops):5d}"
+    if budget < mb:
+        return f"{head}  below minimum feasible budget (ratio {mb / peak:.3f}): infeasible by bound"
+    t0 = time.perf_counter()
+    ex = solve(g, budget, "exact", SolveParams(time_limit=tl))
+    te = time.perf_counter() - t0
+    gap = "-" if ex.gap is None else f"{ex.gap * 100:.2f}%"
+    obj = "-" if ex.objective is None else f"{ex.objective:.6g}"
+    out = (f"{head}  exact {ex.status:10s} {te:7.2f}s obj {obj:>9s} gap {gap:>7s} "
+           f"inc {ex.stats.get('incumbent', '-')}/{ex.stats.get('returned', 'milp')} "
+           f"rec {ex.stats.get('recomputable_ops', '-')}")
+    if not run_cm:
+        return out
+    t0 = time.perf_counter()
+    cm = solve(g, budget, "checkmate", SolveParams(time_limit=cm_tl))
+    tc = time.perf_counter() - t0
+    if ex.status == "optimal" and cm.status == "optimal":
+        ratio_s = f"{tc / te:6.1f}x"
+    elif ex.status == "optimal":
+        ratio_s = f">={tc / te:5.1f}x"
+    else:
+        ratio_s = "n/a"
+    return out + f" | checkmate {cm.status:10s} {tc:7.2f}s | speed {ratio_s}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="layered:100,layered:250,layered:500")
+    ap.add_argument("--ratios", default="0.8,0.9")
+    ap.add_argument("--time-limit", type=float, default=120.0)
+    ap.add_argument("--checkmate-limit", type=float, default=120.0)
+    ap.add_argument("--no-checkmate", action="store_true")
+    ap.add_argument("-v", action="store_true")
+    a = ap.parse_args()
+    if a.v:
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    print(f"{'model':16s} ratio   ops  (threads=1, exact limit {a.time_limit:g}s, checkmate limit {a.checkmate_limit:g}s)")
+    for m in a.models.split(","):
+        for r in a.ratios.split(","):
+            print(row(m, float(r), a.time_limit, a.checkmate_limit, not a.no_checkmate), flush=True)
+
+
+if __name__ == "__main__":
+    main()
