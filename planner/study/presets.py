@@ -35,7 +35,7 @@ def _zoo(time_limit: float) -> StudySpec:
     cell), plus the exact method where it can finish a cell in minutes (unet, 286 ops)."""
     grids = (
         Grid(ZOO8, (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0), ("coop", "dtr", "dte", "dtr-ideal")),
-        Grid(("unet",), (0.4, 0.5, 0.7, 0.9), ("exact",)),
+        Grid(("unet",), (0.5, 0.7, 0.9), ("exact",)),
     )
     return StudySpec(name="zoo", grids=grids, time_limit=time_limit, preset="zoo")
 
