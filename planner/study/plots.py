@@ -21,6 +21,7 @@ def _style(methods: list[str]) -> dict[str, tuple[str, str]]:
 
 def overhead_vs_ratio(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> None:
     plt = pyplot()
+    from matplotlib.ticker import PercentFormatter
     pts = points(records)
     models = [m for m in spec.models() if any(r["model"] == m for r in records)]
     methods = [m for m in spec.methods() if m.split("/")[0] != "lp"]
@@ -62,7 +63,7 @@ def overhead_vs_ratio(spec: StudySpec, records: list[dict[str, Any]], path: Path
         ax.set_title(f"{model}", fontsize=10)
         ax.set_xlabel("memory ratio (budget / baseline peak)")
         ax.set_ylabel("compute overhead")
-        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v * 100:.0f}%"))
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
@@ -81,6 +82,7 @@ def overhead_vs_ratio(spec: StudySpec, records: list[dict[str, Any]], path: Path
 
 def fragmentation(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> None:
     plt = pyplot()
+    from matplotlib.ticker import PercentFormatter
     methods = [m for m in spec.methods() if any(r["method"] == m and has_plan(r) for r in records)]
     fig, axes = plt.subplots(1, 2, figsize=(max(7.0, 1.3 * len(methods) * 2 + 2), 3.8), squeeze=False)
     if not methods:
@@ -102,7 +104,7 @@ def fragmentation(spec: StudySpec, records: list[dict[str, Any]], path: Path) ->
         ax.axhline(0.05, color="red", ls=":", lw=1, label="5% (Coop paper's claim for Coop)")
         ax.set_xticks(range(len(methods)))
         ax.set_xticklabels(methods, rotation=30, ha="right", fontsize=8)
-        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v * 100:.0f}%"))
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
         ax.set_title(title, fontsize=9)
         ax.set_ylabel("fragmentation (bar: mean; dots: cells)")
         ax.grid(axis="y", alpha=0.3)
