@@ -108,7 +108,7 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
     stats["recomputable_ops"] = len(rec)
     log.info("exact: %d ops, incumbent %s (%s), %d recomputable", p.n, inc_cost, src, len(rec))
     cuts: list[list[tuple[int, int]]] = []   # excluded stage schedules: lists of (t, k) with R = 1
-    bound = None
+    bound = total  # every op runs at least once: a bound for every plan
     rounds = 0
     while True:
         rounds += 1
@@ -121,6 +121,9 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
         _add_cuts(m, cuts)
         if rounds == 1:
             stats["model"] = dict(m.stats)
+        left = deadline - time.perf_counter()  # building a large model takes a while
+        if left <= 0.05:
+            return _stop(inc, inc_cost, bound, stats, "time limit reached while building the model")
         out = solve_highs(m, params, time_limit=left, cutoff=inc_cost)
         stats["milp_seconds"] = stats.get("milp_seconds", 0.0) + out.seconds
         stats["nodes"] = stats.get("nodes", 0) + out.nodes

@@ -65,9 +65,12 @@ def greedy_sequence(p: RematProblem, capacity: int) -> list[int] | None:
         drop(best)
         return True
 
+    stage = [0]
+    lim = p.limit or (p.n,) * p.n
+
     def run(k: int, pinned: set[int], depth: int) -> bool:
         nonlocal units, clock
-        if depth > p.n + 5:
+        if depth > p.n + 5 or (k != stage[0] and stage[0] > lim[k]):
             return False
         pin = pinned | set(p.reads[k])
         for v in p.reads[k]:
@@ -92,6 +95,7 @@ def greedy_sequence(p: RematProblem, capacity: int) -> list[int] | None:
     sys.setrecursionlimit(max(old, 4 * p.n + 1000))
     try:
         for k in range(p.n):
+            stage[0] = k
             if not run(k, set(), 0):
                 return None
             first_done[k] = True
@@ -102,6 +106,7 @@ def greedy_sequence(p: RematProblem, capacity: int) -> list[int] | None:
                         w in live for w in views_of.get(v, ())):
                     if V[v].producer <= k:
                         drop(v)
+        stage[0] = p.n
         for v in p.required:
             if v not in live and not run(V[v].producer, set(p.required) & live, 0):
                 return None

@@ -96,11 +96,12 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
         return None
     # last stage into which value v may be kept: its readers' stages (all of them up to the
     # final stage n for a recomputable reader or a required value)
+    lim = p.limit or (n,) * n
     need_until = [V[v].producer for v in range(len(V))]
     for v in range(len(V)):
         for c in p.touch[v]:
             if c != V[v].producer:
-                need_until[v] = max(need_until[v], n if c in rec else c)
+                need_until[v] = max(need_until[v], min(n, lim[c]) if c in rec else c)
     for v in p.required:
         need_until[v] = n
     if published:
@@ -109,7 +110,7 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
     # ----- R and S -----
     for t in range(n + 1):
         for k in range(min(t, n)):
-            if k in rec:
+            if k in rec and t <= lim[k]:
                 m.R[t, k] = m.var(f"R_{t}_{k}", 0, 1, p.cost[k])
     for v, val in enumerate(V):
         for t in range(val.producer + 1, min(need_until[v], n) + 1):

@@ -17,9 +17,12 @@ views, in-place writes and resident tensors. The mapping, and why each choice lo
   kept view costs its base's bytes. We require "view kept => base kept" (S[t,w] <= S[t,b]) and
   count readers of a view as readers of its base for the in-stage free point. This loses
   nothing: keeping the base alongside a kept view costs no extra bytes.
-- **In-place writes** run out of place in plans from these formulations (an output with an
-  offset is legal for an in-place tensor): the written tensor is a fresh value. Runtime
-  heuristics may run them in place; captured functional graphs have none.
+- **In-place writes over a resident storage** (optimizer updates of parameters and state)
+  run in place: the new version is a 0-byte value living in the resident storage, and since
+  the old version is then gone, the writing op and every op reading the old version (or a
+  view of it) may not run after the write: ``limit[k]`` is the last stage in which op k may
+  run (the writing op itself is never recomputed). Other in-place writes (over activations)
+  run out of place: the written tensor is a fresh value (an offset is legal for it).
 - **Resident** storages (params, buffers, optimizer state, batch) are live throughout, packed
   at the bottom of the address space: [0, resident bytes). Packing loses nothing: they are
   permanent, so any placement can be compacted (each other buffer lies in a gap between
@@ -45,6 +48,7 @@ class Value:
     producer: int      # op id that produces it
     size: int          # units of `alignment` (0 for views)
     base: int | None   # value index of the base storage when this is a view of a computed tensor
+    in_resident: bool = False  # a view of a resident, or an in-place write over one: no storage of its own
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class RematProblem:
                                        #   (its producer, its readers, and for a base the readers of its views)
     required: tuple[int, ...]          # value indices that must be live at the end
     resident_units: int                # units of resident storage (live throughout)
+    limit: tuple[int, ...] = ()        # limit[k] = last stage op k may run in (n: no limit)
 
     @property
     def n(self) -> int:
@@ -96,9 +101,11 @@ def extract(g: Graph, alignment: int = 512) -> RematProblem:
                     base = None
                 else:
                     base = index[b]
-            size = 0 if tt.alias_of is not None else align_up(tt.bytes, alignment) // alignment
+            in_res = (tt.alias_of is not None and base is None) or (
+                tt.inplace_of is not None and T[g.storage_root[t]].producer is None)
+            size = 0 if tt.alias_of is not None or in_res else align_up(tt.bytes, alignment) // alignment
             index[t] = len(values)
-            values.append(Value(t, op.id, size, base))
+            values.append(Value(t, op.id, size, base, in_res))
             outs[op.id].append(index[t])
     reads_l = [list(dict.fromkeys(index[t] for t in op.inputs if t in index)) for op in g.ops]
     for v, val in enumerate(values):  # producing a view needs its base live (the validator checks it)
@@ -122,7 +129,19 @@ def extract(g: Graph, alignment: int = 512) -> RematProblem:
                 req[b] = None
     resident = sum(align_up(t.bytes, alignment) // alignment
                    for t in T if t.producer is None and t.alias_of is None)
+    n = len(g.ops)
+    limit = [n] * n
+    for t in T:  # in place over a resident: readers of the old version must run before the write
+        if t.inplace_of is not None and T[g.storage_root[t.id]].producer is None:
+            w = t.producer
+            old = t.inplace_of
+            for u in T:
+                if u.id == old or (u.alias_of is not None and vbase[u.id] == old):
+                    for c in g.consumers[u.id]:
+                        limit[c] = min(limit[c], w)
+            limit[w] = min(limit[w], w)
     return RematProblem(
         graph=g, alignment=alignment, cost=tuple(float(op.cost) for op in g.ops),
         values=tuple(values), outs=tuple(tuple(o) for o in outs), reads=tuple(reads),
-        touch=tuple(tuple(sorted(s)) for s in touch), required=tuple(req), resident_units=resident)
+        touch=tuple(tuple(sorted(s)) for s in touch), required=tuple(req), resident_units=resident,
+        limit=tuple(limit))

@@ -87,10 +87,10 @@ def lifetimes(p: RematProblem, seq: list[int]) -> Lifetimes | None:
             if v in cur:  # recomputing a live output: the old copy is dropped first
                 units -= _unref(cur, users, blocks, v, pos)
         for v in p.outs[k]:
-            if _is_view(p, v):
+            if _is_view(p, v) or V[v].in_resident:
                 b = V[v].base
                 if b is None:
-                    cur[v] = -1  # view of a resident storage: no block of ours
+                    cur[v] = -1  # view of / in place over a resident storage: no block of ours
                 elif b in cur:
                     cur[v] = cur[b]
                     if cur[b] >= 0:
