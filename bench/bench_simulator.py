@@ -8,10 +8,11 @@ ratio to one independent validator replay of the realised plan (the baseline pas
 this process), evictions, and search latency (mean per evicting allocation, total), with
 coop's latency as a ratio against dtr's and dte's on the same runs.
 
---compare writes comparisons.csv and comparisons.md: per model, the lowest supported ratio
+--compare writes lowest_ratio.csv, overheads.csv and comparisons.md: per model, the lowest supported ratio
 of each method (and of coop's ablations) on a grid, coop's fragmentation there, and the
 overheads at the paper's points (BERT-Large 0.5, U-Net 0.4 with/without the sliding window).
 Graphs come from profiles/ (planner.models.load_model) or --graph-dir DIR/NAME.json.gz.
+``NAME+gradbuf`` is a what-if built here (persistent_grad_buffers), not a captured graph.
 """
 from __future__ import annotations
 
@@ -181,6 +182,7 @@ def compare(models: list[str], graph_dir: str | None, out: str, points: list[tup
                     if x is not None:
                         row[f"coop_overhead_at_{tag}"] = round(x.validation["overhead"], 4)
                         row[f"coop_frag_sim_at_{tag}"] = round(x.stats["fragmentation_sim"], 4)
+                        row[f"coop_frag_eviction_at_{tag}"] = round(x.validation["frag_eviction"], 4)
                         row[f"coop_frag_range_at_{tag}"] = round(x.validation["frag_range"], 4)
             print(f"{name:14s} {v:18s} lowest ratio {r}, with overhead <= 100%: {r1} "
                   f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
@@ -208,6 +210,7 @@ def compare(models: list[str], graph_dir: str | None, out: str, points: list[tup
                 "search_mean_ms": round(st.get("search_latency_mean_s", 0) * 1e3, 4),
                 "search_total_s": round(st.get("search_latency_total_s", 0), 4),
                 "frag_sim": round(st.get("fragmentation_sim", 0), 4),
+                "frag_eviction": round(res.validation["frag_eviction"], 4) if res.has_plan else None,
                 "frag_range": round(res.validation["frag_range"], 4) if res.has_plan else None,
                 "peak_address": res.validation["peak_address"] if res.has_plan else None,
                 "sim_s": round(res.solve_seconds, 3), "message": res.message[:160],
