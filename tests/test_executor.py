@@ -258,7 +258,7 @@ def test_cpu_allocation_profile_counts_kernel_scratch():
     assert mem.passed == (strict.measured_all_peak <= plan.budget)
 
 
-@pytest.mark.parametrize("optimizer", ["adam", "none"])
+@pytest.mark.parametrize("optimizer", ["adam", pytest.param("none", marks=pytest.mark.slow)])
 def test_other_optimizers_are_bitwise_eager(optimizer):
     """Adam (state tensors, bias corrections) and no optimizer (gradients are the outputs)."""
     from planner.profile.build import capture_model
