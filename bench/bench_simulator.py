@@ -2,6 +2,7 @@
 
     python bench/bench_simulator.py                      # timing: coop/dtr/dte/dtr-ideal on the bench cases
     python bench/bench_simulator.py --compare results/heuristics --models bert-large,unet,...
+    python bench/bench_simulator.py --explain unet:0.4:coop   # why a run finds no window
 
 Timing prints, per case and method: simulation wall time (best of --repeat), the same as a
 ratio to one independent validator replay of the realised plan (the baseline pass, run in
@@ -136,6 +137,83 @@ def timing(cases: list[tuple[str, float]], graph_dir: str | None, repeat: int) -
               f"{DTR_SIM_QUOTED_S / t:.0f}x faster")
 
 
+def _heuristic(variant: str):
+    """The (heuristic, SimConfig) a variant's method function would build (for --explain)."""
+    from planner.heuristics.coop import SlidingWindow, _DTEFallback
+    from planner.heuristics.dte import DTE
+    from planner.heuristics.dtr import DTR
+    from planner.sim import SimConfig
+
+    method, p = VARIANTS[variant]
+    if method == "coop":
+        h = SlidingWindow() if p.sliding_window else _DTEFallback()
+        return h, SimConfig(inplace=p.inplace, partition=p.partition, method="coop")
+    if method in ("dte", "dtr"):
+        return (DTE() if method == "dte" else DTR()), SimConfig(inplace=False, method=method)
+    raise SystemExit(f"--explain supports the address-level variants, not {variant}")
+
+
+def explain(name: str, ratio: float, variant: str, graph_dir: str | None) -> None:
+    """Run one variant and, if it fails, show why no allocation window was found: the ops in
+    flight (recursive recomputation), what they pin, and the pieces pinned for the rest of the
+    step (never evictable) that split the free and evictable memory."""
+    from planner.sim import Infeasible, Runtime
+
+    g = load(name, graph_dir)
+    budget = int(ratio * baseline_peak(g))
+    stack: list[int] = []
+
+    class Traced(Runtime):
+        def compute(self, j: int, keep: int = -1) -> None:
+            stack.append(j)
+            super().compute(j, keep)
+            stack.pop()
+
+    h, cfg = _heuristic(variant)
+    rt = Traced(g, budget, h, cfg)
+    try:
+        rt.run()
+        print(f"{name} {ratio:g} {variant}: finished ({rt.stats.recompute_cost / rt.base_cost:.1%} overhead)")
+        return
+    except Infeasible as exc:
+        print(f"{name} {ratio:g} {variant}: {exc}")
+    T, MiB = g.tensors, 2**20
+    print("ops in flight (outermost first):", " > ".join(g.ops[j].name for j in stack))
+    print("pinned by the ops in flight:", ", ".join(f"{T[t].name} ({T[t].bytes / MiB:.1f} MiB)"
+                                                    for t in range(len(T)) if rt.lock[t]))
+    # walk the address space: runs of free + evictable memory, separated by groups of
+    # consecutive pinned pieces (resident, pinned by the ops in flight, or never evictable)
+    run = best = 0
+    groups: list[list] = []   # [start, bytes, pieces, names] of consecutive pinned pieces
+    n_life = life_bytes = 0
+    prev_pinned = False
+    for s, e, b in rt.mem.pieces():
+        if b < 0 or rt.evictable(b):
+            run += (e - s) if b < 0 else rt.b_size[b]
+            best = max(best, run)
+            prev_pinned = False
+            continue
+        run = 0
+        ms = rt.b_members[b]
+        if all(T[m].producer is not None and not rt.lock[m] for m in ms):
+            n_life += 1
+            life_bytes += rt.b_size[b]
+        if not prev_pinned:
+            groups.append([s, 0, 0, []])
+        grp = groups[-1]
+        grp[1] += rt.b_size[b]
+        grp[2] += 1
+        grp[3].append("+".join(T[m].name for m in ms))
+        prev_pinned = True
+    print(f"free {rt.mem.free_bytes() / MiB:.1f} MiB; longest run of free + evictable memory between "
+          f"pinned pieces {best / MiB:.1f} MiB; computed blocks pinned for the rest of the step: "
+          f"{n_life}, {life_bytes / MiB:.1f} MiB")
+    print("groups of pinned pieces, by address (start, bytes, pieces, names):")
+    for s, n, k, names in groups:
+        more = f" ... {names[-1]}" if k > 2 else ""
+        print(f"  {s / MiB:9.1f} MiB  {n / MiB:8.2f} MiB  {k:4d}  {', '.join(names[:2])[:70]}{more[:40]}")
+
+
 def grid(lo: float, step: float = 0.05) -> list[float]:
     r = [round(x * step, 4) for x in range(1, int(1 / step) + 1)]
     return [x for x in r if x >= lo - 1e-9]
@@ -252,12 +330,17 @@ def main() -> None:
     ap.add_argument("--cases", default="gpt3-2.7b:0.25,bert-large:0.5", help="model:ratio list for timing")
     ap.add_argument("--graph-dir", help="directory with NAME.json.gz graphs (default: profiles/ via load_model)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--explain", metavar="MODEL:RATIO[:VARIANT]",
+                    help="why a run fails: ops in flight and the pinned pieces that break every window")
     ap.add_argument("--compare", metavar="OUT_DIR", help="write the comparison tables here instead of timing")
     ap.add_argument("--models", default="bert-large,gpt3-2.7b,resnet50,unet,swin-t,densenet121,inception-v3,bilstm")
     ap.add_argument("--points", default="bert-large:0.5,unet:0.4,resnet50:0.3,resnet50:0.4,gpt3-2.7b:0.25",
                     help="model:ratio list for the overhead table")
     a = ap.parse_args()
-    if a.compare:
+    if a.explain:
+        name, ratio, *v = a.explain.split(":")
+        explain(name, float(ratio), v[0] if v else "coop", a.graph_dir)
+    elif a.compare:
         compare([m for m in a.models.split(",") if m], a.graph_dir, a.compare, parse_cases(a.points))
     else:
         timing(parse_cases(a.cases), a.graph_dir, a.repeat)

@@ -122,3 +122,19 @@ def test_persistent_grad_buffers_what_if():
     for s in res.plan.steps:
         if s.kind == "compute" and s.ref in copies:
             assert not s.offsets
+
+
+def test_explain_names_the_pinned_piece(tmp_path, capsys):
+    from planner.analysis import baseline_peak
+
+    bench = _bench()
+    g = fragmented_graph()
+    g.save(str(tmp_path / "pinned-middle.json"))
+    ratio = (6 * K + 0.5) / baseline_peak(g)
+    bench.explain("pinned-middle", ratio, "coop-no-partition", str(tmp_path))
+    out = capsys.readouterr().out
+    assert "op 3 (big) needs 1536 bytes" in out
+    assert "ops in flight (outermost first): big" in out
+    assert "computed blocks pinned for the rest of the step: 1," in out
+    groups = out.split("groups of pinned pieces")[1].splitlines()[1:]
+    assert [ln.split()[-1] for ln in groups] == ["x", "g"]   # the resident, then g between a0 and a1
