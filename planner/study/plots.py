@@ -119,7 +119,7 @@ def solve_time(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> No
     plt = pyplot()
     methods = spec.methods()
     style = _style(methods)
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    fig, ax = plt.subplots(figsize=(9.0, 4.5))
     for m in methods:
         c, mk = style[m]
         for done, label in ((True, m), (False, None)):
@@ -137,7 +137,7 @@ def solve_time(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> No
     ax.set_title(f"{spec.name}: solve time vs graph size", fontsize=11)
     ax.grid(alpha=0.3, which="both")
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8, loc="upper left", ncol=2)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
