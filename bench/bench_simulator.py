@@ -75,10 +75,11 @@ def persistent_grad_buffers(g: Graph) -> Graph:
             continue
         for x in op.inputs:
             if T[x].producer is not None and T[x].kind == "gradient" and x not in grad_of:
-                buf = Tensor(len(T), T[x].bytes, "gradient", None, name=T[x].name + ".grad_buffer",
+                nbytes = _grad_bytes(g, x)
+                buf = Tensor(len(T), nbytes, "gradient", None, name=T[x].name + ".grad_buffer",
                              meta=dict(T[x].meta))
                 T.append(buf)
-                new = Tensor(len(T), T[x].bytes, "gradient", -1, inplace_of=buf.id,
+                new = Tensor(len(T), nbytes, "gradient", -1, inplace_of=buf.id,
                              name=T[x].name + ".grad", meta=dict(T[x].meta))
                 T.append(new)
                 grad_of[x] = new.id
@@ -97,6 +98,25 @@ def persistent_grad_buffers(g: Graph) -> Graph:
     required = tuple(g.required) + tuple(grad_of.values())
     return make_graph(g.name + "+gradbuf", T, ops, required,
                       dict(g.meta, what_if="persistent gradient buffers"))
+
+
+_ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4,
+             "int16": 2, "int8": 1, "uint8": 1, "bool": 1}
+
+
+def _grad_bytes(g: Graph, x: int) -> int:
+    """Bytes a gradient buffer for tensor x needs: x's own storage, or for a view (a transposed
+    weight gradient) its shape times its dtype size, else the storage it views."""
+    t = g.tensors[x]
+    if t.alias_of is None:
+        return t.bytes
+    shape, dtype = t.meta.get("shape"), t.meta.get("dtype")
+    if isinstance(shape, list) and dtype in _ITEMSIZE:
+        n = 1
+        for d in shape:
+            n *= int(d)
+        return n * _ITEMSIZE[dtype]
+    return g.tensors[g.view_base[x]].bytes
 
 
 def timing(cases: list[tuple[str, float]], graph_dir: str | None, repeat: int) -> None:

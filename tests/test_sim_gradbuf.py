@@ -138,3 +138,18 @@ def test_explain_names_the_pinned_piece(tmp_path, capsys):
     assert "computed blocks pinned for the rest of the step: 1," in out
     groups = out.split("groups of pinned pieces")[1].splitlines()[1:]
     assert [ln.split()[-1] for ln in groups] == ["x", "g"]   # the resident, then g between a0 and a1
+
+
+def test_grad_buffer_of_a_view_gets_the_viewed_bytes():
+    # a transposed weight gradient (a view, 0 bytes) still needs a buffer of its full size
+    bench = _bench()
+    T = [Tensor(0, 24, "param", None, name="w"), Tensor(1, K, "input", None, name="x")]
+    T.append(Tensor(2, 24, "activation", 0, name="gT"))
+    T.append(Tensor(3, 0, "gradient", 1, alias_of=2, name="g", meta={"shape": [2, 3], "dtype": "float32"}))
+    T.append(Tensor(4, 24, "param_update", 2, inplace_of=0, name="w'"))
+    ops = [Op(0, "mm", "f", (1,), (2,), 1.0), Op(1, "t", "f", (2,), (3,), 0.0),
+           Op(2, "sgd.w", "f", (0, 3), (4,), 1.0, mutated=(4,))]
+    w = bench.persistent_grad_buffers(make_graph("view-grad", T, ops, [4]))
+    buf = [t for t in w.tensors if t.name == "g.grad_buffer"][0]
+    assert buf.bytes == 24 and buf.resident
+    assert solve(w, 10**6, "coop").status == "feasible"
