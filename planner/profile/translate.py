@@ -120,7 +120,10 @@ def _alias_source(node, out_index: int, n_returns: int):
         return None, False
     sets = set(info.before_set)
     for pos, arg in enumerate(schema.arguments):
-        if arg.alias_info is not None and sets & set(arg.alias_info.before_set):
+        a = arg.alias_info
+        # ``Tensor(a)[]`` returns (split, unbind, chunk) carry empty alias sets on the list; the
+        # argument says ``Tensor(a -> *)``: its storage flows into the list's elements.
+        if a is not None and (sets & set(a.before_set) or (not sets and "*" in set(a.after_set))):
             val = node.args[pos] if pos < len(node.args) else node.kwargs.get(arg.name)
             return val, bool(info.is_write)
     return None, False
