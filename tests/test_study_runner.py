@@ -135,3 +135,15 @@ def test_save_plans_keeps_validated_plans(tmp_path):
         pytest.skip(f"coop found no plan here ({rec['status']}) in this build")
     plan = Plan.load(str(tmp_path / rec["plan_path"]))
     assert validate(load_model("chain:8"), plan).valid
+
+
+def test_a_record_for_another_graph_version_is_run_again(tmp_path):
+    spec = StudySpec("s", (Grid(("chain:8",), (0.6, 1.0), ("none",)),))
+    run_study(spec, tmp_path, outputs=False)
+    c = spec.cells()[0]
+    p = cell_path(tmp_path, c)
+    rec = json.loads(p.read_text())
+    rec["graph_hash"] = "0000000000000000"  # as if the profile had been recaptured since
+    p.write_text(json.dumps(rec))
+    again = run_study(spec, tmp_path, outputs=False)
+    assert again.ran == 1 and load_record(tmp_path, c)["graph_hash"] == load_model("chain:8").hash

@@ -115,10 +115,16 @@ def run_study(spec: StudySpec, out_dir: str | os.PathLike, jobs: int = 1, backen
     _sweep_temp(out)
     cells = spec.cells()
     todo: list[Cell] = []
+    hashes = _graph_hashes(spec.models())
+    stale = 0
     for c in cells:
         rec = load_record(out, c)
-        if rec is None or (retry_errors and rec.get("status") == "error"):
+        old = rec is not None and rec.get("graph_hash") not in (None, hashes.get(c.model))
+        stale += old
+        if rec is None or old or (retry_errors and rec.get("status") == "error"):
             todo.append(c)
+    if stale:
+        log.warning("%d finished cells were made for another version of their graph; running them again", stale)
     skipped = len(cells) - len(todo)
     log.info("study %s: %d cells, %d on disk, %d to run", spec.name, len(cells), skipped, len(todo))
     t0 = time.perf_counter()
@@ -163,6 +169,19 @@ def load_runs(out: Path) -> list[dict[str, Any]]:
 
 def _append_run(out: Path, entry: dict[str, Any]) -> None:
     dump_json(out / "runs.json", [*load_runs(out), entry])
+
+
+def _graph_hashes(models: list[str]) -> dict[str, str]:
+    """Current hash of every model's graph: a record made for another graph is stale. The
+    graphs stay cached for the forked workers."""
+    from .cell import _GRAPHS, _load
+
+    out = {}
+    for m in models:
+        if m not in _GRAPHS:
+            _GRAPHS[m] = _load(m)
+        out[m] = _GRAPHS[m].hash
+    return out
 
 
 def _finish(out: Path, cell: Cell, rec: dict[str, Any]) -> None:
