@@ -130,7 +130,10 @@ def ushape(depth: int, base: int = 4 * MiB, param: int = 256 * 1024) -> Graph:
 
 def layered(n: int, seed: int = 0) -> Graph:
     """Random layered DAG of exactly n ops (forward only), Moccasin-style: layers of 1..8 nodes,
-    each node reads 1..3 nodes of the two previous layers; sizes 1..16 MiB/4, costs 1..10."""
+    each node reads 1..3 nodes of the two previous layers; sizes 1..16 MiB/4, costs 1..10.
+    Every node is read by the next layer (a node nobody picked is added to a random reader),
+    and the last layer is one sink, the required output, so memory can be traded for
+    recomputation as in a training graph (with every sink required, nothing could be freed)."""
     if n < 1:
         raise UserError("layered needs at least 1 op")
     rng = random.Random(seed)
@@ -139,21 +142,27 @@ def layered(n: int, seed: int = 0) -> Graph:
     layers: list[list[int]] = [[inp]]
     count = 0
     while count < n:
-        width = min(rng.randint(1, 8), n - count)
-        cur: list[int] = []
-        pool = layers[-1] + (layers[-2] if len(layers) > 1 else [])
+        left = n - count
+        width = 1 if left == 1 else min(rng.randint(1, 8), left - 1)
+        prev = layers[-1]
+        pool = prev + (layers[-2] if len(layers) > 1 else [])
+        ins_of: list[list[int]] = []
         for _ in range(width):
             k = min(len(pool), rng.randint(1, 3))
-            ins = [layers[-1][rng.randrange(len(layers[-1]))]] + rng.sample(pool, k - 1)
-            ins = list(dict.fromkeys(ins))
+            ins = [prev[rng.randrange(len(prev))]] + rng.sample(pool, k - 1)
+            ins_of.append(list(dict.fromkeys(ins)))
+        picked = {t for ins in ins_of for t in ins}
+        for t in prev:
+            if t not in picked and t != inp:
+                ins_of[rng.randrange(width)].append(t)
+        cur: list[int] = []
+        for ins in ins_of:
             size = rng.randint(1, 16) * (MiB // 4)
             cost = float(rng.randint(1, 10))
             cur.append(b.op(f"n{count}", "node", ins, [(size, "activation", f"n{count}")], cost)[0])
             count += 1
         layers.append(cur)
-    read = {t for op in b.ops for t in op.inputs}
-    sinks = [t.id for t in b.tensors if t.producer is not None and t.id not in read]
-    return make_graph(f"layered:{n}:{seed}", b.tensors, b.ops, sinks, {"source": "synthetic", "seed": seed})
+    return make_graph(f"layered:{n}:{seed}", b.tensors, b.ops, layers[-1], {"source": "synthetic", "seed": seed})
 
 
 _SPECS = {
