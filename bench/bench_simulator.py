@@ -3,6 +3,7 @@
     python bench/bench_simulator.py                      # timing: coop/dtr/dte/dtr-ideal on the bench cases
     python bench/bench_simulator.py --compare results/heuristics --models bert-large,unet,...
     python bench/bench_simulator.py --explain unet:0.4:coop   # why a run finds no window
+    python bench/bench_simulator.py --scan unet:0.36:0.5:0.01  # every variant on a fine grid
 
 Timing prints, per case and method: simulation wall time (best of --repeat), the same as a
 ratio to one independent validator replay of the realised plan (the baseline pass, run in
@@ -234,6 +235,29 @@ def explain(name: str, ratio: float, variant: str, graph_dir: str | None) -> Non
         print(f"  {s / MiB:9.1f} MiB  {n / MiB:8.2f} MiB  {k:4d}  {', '.join(names[:2])[:70]}{more[:40]}")
 
 
+def scan(name: str, lo: float, hi: float, step: float, graph_dir: str | None, ref: str | None) -> None:
+    """Overhead of every address-level variant on a fine ratio grid ("X": infeasible). Near
+    the lowest supported ratio, feasibility is not monotone in the budget, so one grid point
+    says little. ``ref``: take ratios of this graph's baseline peak (equal byte budgets when
+    comparing a what-if with the captured graph)."""
+    g = load(name, graph_dir)
+    peak = baseline_peak(load(ref, graph_dir) if ref else g)
+    variants = [v for v in VARIANTS if v != "dtr-ideal"]
+    print(f"# {name}: overhead per variant (X = infeasible); ratio of the baseline peak of {ref or name} "
+          f"({peak} bytes)")
+    print("ratio," + ",".join(variants))
+    k = 0
+    while lo + k * step <= hi + 1e-9:
+        r = round(lo + k * step, 6)
+        cells = []
+        for v in variants:
+            method, params = VARIANTS[v]
+            res = solve(g, int(r * peak), method, params)
+            cells.append(f"{res.validation['overhead'] * 100:.1f}%" if res.has_plan else "X")
+        print(f"{r:g}," + ",".join(cells), flush=True)
+        k += 1
+
+
 def grid(lo: float, step: float = 0.05) -> list[float]:
     r = [round(x * step, 4) for x in range(1, int(1 / step) + 1)]
     return [x for x in r if x >= lo - 1e-9]
@@ -352,6 +376,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--explain", metavar="MODEL:RATIO[:VARIANT]",
                     help="why a run fails: ops in flight and the pinned pieces that break every window")
+    ap.add_argument("--scan", metavar="MODEL:LO:HI:STEP", help="overheads of every variant on a fine ratio grid")
+    ap.add_argument("--scan-ref", metavar="MODEL", help="--scan: ratios of this graph's baseline peak")
     ap.add_argument("--compare", metavar="OUT_DIR", help="write the comparison tables here instead of timing")
     ap.add_argument("--models", default="bert-large,gpt3-2.7b,resnet50,unet,swin-t,densenet121,inception-v3,bilstm")
     ap.add_argument("--points", default="bert-large:0.5,unet:0.4,resnet50:0.3,resnet50:0.4,gpt3-2.7b:0.25",
@@ -360,6 +386,9 @@ def main() -> None:
     if a.explain:
         name, ratio, *v = a.explain.split(":")
         explain(name, float(ratio), v[0] if v else "coop", a.graph_dir)
+    elif a.scan:
+        name, lo, hi, step = a.scan.split(":")
+        scan(name, float(lo), float(hi), float(step), a.graph_dir, a.scan_ref)
     elif a.compare:
         compare([m for m in a.models.split(",") if m], a.graph_dir, a.compare, parse_cases(a.points))
     else:
