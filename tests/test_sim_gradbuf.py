@@ -153,3 +153,18 @@ def test_grad_buffer_of_a_view_gets_the_viewed_bytes():
     buf = [t for t in w.tensors if t.name == "g.grad_buffer"][0]
     assert buf.bytes == 24 and buf.resident
     assert solve(w, 10**6, "coop").status == "feasible"
+
+
+def test_scan_marks_the_infeasible_points(tmp_path, capsys):
+    from planner.analysis import baseline_peak
+
+    bench = _bench()
+    g = fragmented_graph()
+    g.save(str(tmp_path / "pinned-middle.json"))
+    peak = baseline_peak(g)
+    lo = (6 * K + 0.5) / peak
+    bench.scan("pinned-middle", lo, lo + K / peak, K / peak, str(tmp_path), None)
+    rows = [ln.split(",") for ln in capsys.readouterr().out.splitlines()[1:]]
+    assert rows[0][0] == "ratio" and rows[0][3] == "coop-no-partition"
+    # 6 units: no window; 7 units: big fits over a1 and the hole, a1 and a0 come back (2 of 7)
+    assert [r[3] for r in rows[1:]] == ["X", "28.6%"]
