@@ -50,9 +50,13 @@ def stdout_to_stderr():
 
 
 def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
-                cutoff: float | None = None, lp_method: str = "") -> MipOutcome:
+                cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
+                options: dict | None = None) -> MipOutcome:
     """Solve with highspy. ``cutoff``: objective value (offset included) that no wanted
-    solution reaches or exceeds; the MILP then prunes on it (exact cost-fixing incumbents)."""
+    solution reaches or exceeds; the MILP then prunes on it (exact cost-fixing incumbents).
+    ``start``: a (partial) MIP start, column -> value; HiGHS completes a partial one by a
+    sub-MIP and ignores it when it is infeasible. ``options``: extra HiGHS options (measured
+    ones, see bench/bench_exact.py)."""
     import highspy
 
     t0 = time.perf_counter()
@@ -85,6 +89,13 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
             if len(ints):
                 h.changeColsIntegrality(len(ints), ints.astype(np.int32),
                                         np.full(len(ints), highspy.HighsVarType.kInteger))
+        for key, val in (options or {}).items():
+            h.setOptionValue(key, val)
+        if start and not relax:
+            cols = np.fromiter(start.keys(), dtype=np.int32, count=len(start))
+            vals = np.fromiter(start.values(), dtype=np.float64, count=len(start))
+            st = h.setSolution(len(cols), cols, vals)
+            log.debug("highs: MIP start of %d columns (%s)", len(cols), st)
         build_s = time.perf_counter() - t0
         h.run()
     ms = h.getModelStatus()

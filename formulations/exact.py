@@ -40,6 +40,8 @@ from .problem import extract
 log = logging.getLogger(__name__)
 
 HEURISTICS = ("coop", "dtr", "dte")
+# extra HiGHS options for the master (measured in bench/bench_exact.py; empty = HiGHS defaults)
+HIGHS_OPTIONS: dict = {}
 
 
 def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -> tuple[Result | None, str, dict]:
@@ -47,7 +49,13 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
     from planner import registry
 
     tried: dict[str, object] = {}
-    res = registry.solve(g, budget, "none", params)
+
+    def share() -> SolveParams:
+        # every incumbent source spends the one time budget (the DSA inside "none" and the
+        # heuristics' placements read params.time_limit)
+        return replace(params, time_limit=max(0.1, 0.3 * (deadline - time.perf_counter())))
+
+    res = registry.solve(g, budget, "none", share())
     if res.has_plan:
         return res, "none", {"none": res.objective}
     tried["none"] = res.status
@@ -56,11 +64,14 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
     known = registry.methods()
     if params.warm_start:
         for name in HEURISTICS:
+            if deadline - time.perf_counter() < 0.1 * params.time_limit:
+                tried[name] = "skipped: time limit"
+                continue
             if name not in known:
                 tried[name] = "not registered"
                 continue
             try:
-                r = registry.solve(g, budget, name, params)
+                r = registry.solve(g, budget, name, share())
             except Exception as exc:  # noqa: BLE001 - a broken heuristic must not sink the exact solve
                 tried[name] = f"error: {exc}"[:80]
                 continue
@@ -70,7 +81,7 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
     from .greedy import greedy_plan
     from .schedule import build_plan
     from .validator_bridge import validated
-    left = max(1.0, min(0.2 * (deadline - time.perf_counter()), 20.0))
+    left = max(0.1, min(0.2 * (deadline - time.perf_counter()), 20.0))
     gp = greedy_plan(p, p.capacity(budget), left, params.seed, params.threads)
     if gp is not None:
         lt, offs, solver = gp
@@ -121,10 +132,18 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
         _add_cuts(m, cuts)
         if rounds == 1:
             stats["model"] = dict(m.stats)
-        left = deadline - time.perf_counter()  # building a large model takes a while
+        # building a large model takes a while; keep time for placing the master's schedule
+        # (a schedule found but never placed is no plan at all)
+        reserve = min(5.0, 0.1 * params.time_limit)
+        left = deadline - reserve - time.perf_counter()
         if left <= 0.05:
             return _stop(inc, inc_cost, bound, stats, "time limit reached while building the model")
-        out = solve_highs(m, params, time_limit=left, cutoff=inc_cost)
+        start = None
+        if inc is not None and params.warm_start and rounds == 1:
+            seq = [st.ref for st in inc.plan.steps if st.kind == "compute"]
+            start = stage_start(p, m, seq)
+            stats["mip_start"] = "given" if start is not None else "not in the model's schedule class"
+        out = solve_highs(m, params, time_limit=left, cutoff=inc_cost, start=start, options=HIGHS_OPTIONS)
         stats["milp_seconds"] = stats.get("milp_seconds", 0.0) + out.seconds
         stats["nodes"] = stats.get("nodes", 0) + out.nodes
         log.info("exact round %d: %s obj %s bound %s (%.1fs)", rounds, out.status, out.objective, out.bound, out.seconds)
@@ -164,6 +183,31 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
         cuts.append([(t, k) for t, st in enumerate(stages) for k in st if k != t])
         stats["nogood_cuts"] = len(cuts)
         log.info("exact: optimal schedule does not place; cut %d added", len(cuts))
+
+
+def stage_start(p, m, seq: list[int]) -> dict[int, float] | None:
+    """A partial MIP start (every R column) from an op sequence in captured order with
+    recomputations: stage t holds the recomputations after the first computation of op t-1 and
+    up to that of op t; what runs after the last first computation is stage n. None when the
+    sequence is not in Checkmate's schedule class as modelled (an op run twice in one stage, or
+    a recomputation the model has no column for, e.g. one excluded by cost fixing)."""
+    n = p.n
+    stage = 0
+    seen: set[tuple[int, int]] = set()
+    done = [False] * n
+    for k in seq:
+        if not done[k]:
+            if k != stage:
+                return None  # first computations out of captured order
+            done[k] = True
+            stage += 1
+            continue
+        key = (stage, k)
+        if key in seen or key not in m.R:
+            return None
+        seen.add(key)
+    start = {col: (1.0 if key in seen else 0.0) for key, col in m.R.items()}
+    return start
 
 
 def _add_cuts(m, cuts: list[list[tuple[int, int]]]) -> None:
