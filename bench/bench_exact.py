@@ -2,6 +2,7 @@
 
     python bench/bench_exact.py [--models layered:100,layered:250,layered:500] [--ratios 0.8,0.9]
                                 [--time-limit 120] [--checkmate-limit 120] [--no-checkmate]
+                                [--highs presolve=off ...]
 
 Prints one row per (model, ratio): ops, exact's status / seconds / objective / gap, Checkmate's
 status / seconds, and the speed ratio checkmate_seconds / exact_seconds (measured in the same
@@ -62,8 +63,16 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--checkmate-limit", type=float, default=120.0)
     ap.add_argument("--no-checkmate", action="store_true")
+    ap.add_argument("--highs", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra HiGHS option for exact's master (repeatable), to measure options")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
+    if a.highs:
+        from formulations import exact
+        for kv in a.highs:
+            key, val = kv.split("=", 1)
+            exact.HIGHS_OPTIONS[key] = int(val) if val.lstrip("-").isdigit() else val
+        print(f"HiGHS options: {exact.HIGHS_OPTIONS}")
     if a.v:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     print(f"{'model':16s} ratio   ops  (threads=1, exact limit {a.time_limit:g}s, checkmate limit {a.checkmate_limit:g}s)")

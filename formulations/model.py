@@ -108,9 +108,17 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
         need_until = [n] * len(V)
     m.offset = float(sum(p.cost))
     # ----- R and S -----
+    # Useless recomputations (exact): R[t,k] with t beyond every stage in which an output of k
+    # can still be read or kept (need_until) never helps. Proof: no reader of k's outputs runs
+    # in stage t (a non-recomputable reader only in its own stage, a recomputable one only up
+    # to its limit, both <= need_until) and no S[t+1,.] of k's outputs exists, so setting
+    # R[t,k] = 0 keeps every dependency and keep row satisfied, lowers memory and cost.
+    useful_until = [max((need_until[v] for v in p.outs[k]), default=-1) for k in range(n)]
+    if published:
+        useful_until = [n] * n
     for t in range(n + 1):
         for k in range(min(t, n)):
-            if k in rec and t <= lim[k]:
+            if k in rec and t <= lim[k] and t <= useful_until[k]:
                 m.R[t, k] = m.var(f"R_{t}_{k}", 0, 1, p.cost[k])
     for v, val in enumerate(V):
         for t in range(val.producer + 1, min(need_until[v], n) + 1):
