@@ -2,7 +2,7 @@
 
     python bench/bench_exact.py [--models layered:100,layered:250,layered:500] [--ratios 0.8,0.9]
                                 [--time-limit 120] [--checkmate-limit 120] [--no-checkmate]
-                                [--highs presolve=off ...]
+                                [--highs presolve=off ...] [--mip-start]
 
 Prints one row per (model, ratio): ops, exact's status / seconds / objective / gap, Checkmate's
 status / seconds, and the speed ratio checkmate_seconds / exact_seconds (measured in the same
@@ -65,8 +65,13 @@ def main() -> None:
     ap.add_argument("--no-checkmate", action="store_true")
     ap.add_argument("--highs", action="append", default=[], metavar="KEY=VALUE",
                     help="extra HiGHS option for exact's master (repeatable), to measure options")
+    ap.add_argument("--mip-start", action="store_true", help="exact with HiGHS's MIP start (off by default)")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
+    if a.mip_start:
+        from formulations import exact as _exact
+        _exact.MIP_START = True
+        print("exact with MIP start")
     if a.highs:
         from formulations import exact
         for kv in a.highs:
