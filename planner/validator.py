@@ -7,6 +7,8 @@ rule; figures (peak, cost, overhead, fragmentation) are computed on the same rep
 from __future__ import annotations
 
 import bisect
+
+import numpy as np
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -88,6 +90,7 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
     where: dict[int, _Block] = {}       # live tensor -> its block
     gone: dict[int, str] = {}           # tensor -> how it stopped being live
     starts: list[int] = []              # sorted offsets of live non-empty blocks
+    ends: list[int] = []                # parallel to starts: the furthest end of the blocks there
     blocks_at: dict[int, list[_Block]] = {}
     live = 0
     peak = peak_addr = 0
@@ -115,9 +118,13 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
                 k += 1
             if off in blocks_at:
                 blocks_at[off].append(blk)
+                j = bisect.bisect_left(starts, off)
+                ends[j] = max(ends[j], off + size)
             else:
                 blocks_at[off] = [blk]
-                bisect.insort(starts, off)
+                j = bisect.bisect_left(starts, off)
+                starts.insert(j, off)
+                ends.insert(j, off + size)
             live += size
             peak_addr = max(peak_addr, off + size)
         return blk
@@ -129,9 +136,13 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
         if blk.users == 0 and blk.size > 0:
             lst = blocks_at[blk.off]
             lst.remove(blk)
+            j = bisect.bisect_left(starts, blk.off)
             if not lst:
                 del blocks_at[blk.off]
-                starts.pop(bisect.bisect_left(starts, blk.off))
+                starts.pop(j)
+                ends.pop(j)
+            else:
+                ends[j] = blk.off + max(b.size for b in lst)
             live -= blk.size
 
     def attach(t: int, blk: _Block) -> None:
@@ -143,7 +154,7 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
         nonlocal peak, range_at_peak
         if live > peak:
             peak = live
-            top = max((s + max(b.size for b in blocks_at[s])) for s in starts) if starts else 0
+            top = max(ends) if ends else 0
             range_at_peak = (top - live) / top if top else 0.0
 
     # ---- initial state: resident storages at their offsets ----
@@ -179,11 +190,12 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
     run_evicts = False
 
     def largest_hole() -> int:
-        best, cur = 0, 0
-        for st in starts:
-            best = max(best, st - cur)
-            cur = max(cur, st + max(b.size for b in blocks_at[st]))
-        return max(best, budget - cur)
+        if not starts:
+            return budget
+        st = np.asarray(starts, dtype=np.int64)
+        reach = np.maximum.accumulate(np.asarray(ends, dtype=np.int64))
+        gaps = st[1:] - reach[:-1]
+        return int(max(st[0], budget - reach[-1], gaps.max() if len(gaps) else 0))
     for k, s in enumerate(plan.steps):
         if s.kind == FREE:
             t = s.ref
@@ -193,12 +205,12 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
             if t not in where:
                 bad(k, "bad-free", f"tensor {t} ({T[t].name}) is not live")
                 continue
-            if run_free_before is None:
-                run_free_before = (budget - live) / budget if budget else 0.0
-                run_hole_before = largest_hole()
             p = T[t].producer
             if p is not None and later_computes[p] > 0 and T[t].alias_of is None:
                 evictions += 1
+                if not run_evicts:  # state before the first eviction of this run of frees
+                    run_free_before = (budget - live) / budget if budget else 0.0
+                    run_hole_before = largest_hole()
                 run_evicts = True
             unref(t)
             gone[t] = "freed"
