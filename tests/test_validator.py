@@ -203,3 +203,14 @@ def test_none_infeasible_below_peak():
     g = chain(6)
     res = solve(g, baseline_peak(g) // 2, "none", SolveParams())
     assert res.status == "infeasible" and res.plan is None and "more than the budget" in res.message
+
+
+@pytest.mark.parametrize("ratio", [0.5, 0.6, 0.7])
+def test_eviction_fragmentation_agrees_with_the_simulator(ratio):
+    # two independent measurements of Coop's definition: the simulator samples free/budget at
+    # each allocation that needed eviction; the validator infers those allocations from the plan
+    from planner.budget import budget_for
+    g = chain(32)
+    res = solve(g, budget_for(g, ratio), "coop")
+    assert res.has_plan and res.stats["evicting_allocations"] > 0
+    assert res.validation["frag_eviction"] == pytest.approx(res.stats["fragmentation_sim"], abs=1e-9)
