@@ -56,7 +56,7 @@ class Report:
     recomputations: int           # compute steps beyond the first of each op
     frag_eviction: float          # Coop's definition: mean free/budget at allocations that needed eviction
     frag_range: float             # (address range in use - live bytes) / range, at the peak-bytes step
-    evictions: int                # frees of tensors whose op is computed again later
+    evictions: int                # frees that release a storage whose op is computed again later
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -67,10 +67,10 @@ class Report:
 
 class _Block:
     """One allocation instance: a storage at an address, held while any tensor uses it."""
-    __slots__ = ("off", "size", "users")
+    __slots__ = ("off", "size", "users", "owner")
 
-    def __init__(self, off: int, size: int):
-        self.off, self.size, self.users = off, size, 0
+    def __init__(self, off: int, size: int, owner: int):
+        self.off, self.size, self.users, self.owner = off, size, 0, owner  # owner: tensor allocated here
 
 
 def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
@@ -99,7 +99,7 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
 
     def place(step: int, t: int, off: int, size: int) -> _Block:
         nonlocal live, peak_addr
-        blk = _Block(off, size)
+        blk = _Block(off, size, t)
         if off % align:
             bad(step, "alignment", f"tensor {t} at offset {off} is not a multiple of {align}")
         if off < 0 or off + size > budget:
@@ -205,8 +205,11 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
             if t not in where:
                 bad(k, "bad-free", f"tensor {t} ({T[t].name}) is not live")
                 continue
-            p = T[t].producer
-            if p is not None and later_computes[p] > 0 and T[t].alias_of is None:
+            # an eviction releases a storage (the last tensor holding it, view or not) whose
+            # producing op runs again later
+            blk = where[t]
+            p = T[blk.owner].producer
+            if blk.users == 1 and blk.size > 0 and p is not None and later_computes[p] > 0:
                 evictions += 1
                 if not run_evicts:  # state before the first eviction of this run of frees
                     run_free_before = (budget - live) / budget if budget else 0.0
