@@ -97,6 +97,9 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
             st = h.setSolution(len(cols), cols, vals)
             log.debug("highs: MIP start of %d columns (%s)", len(cols), st)
         build_s = time.perf_counter() - t0
+        # HiGHS's clock starts at run(): loading a large model counts against the caller's limit
+        h.setOptionValue("time_limit", float(max(0.01, (time_limit if time_limit is not None
+                                                         else params.time_limit) - build_s)))
         h.run()
     ms = h.getModelStatus()
     info = h.getInfo()

@@ -34,7 +34,7 @@ from planner.result import Result, gap_of
 
 from .backends import solve_highs
 from .common import infeasible_reason, place_stages, plan_result
-from .model import build, decode
+from .model import BuildTimeout, build, decode
 from .problem import extract
 
 log = logging.getLogger(__name__)
@@ -132,7 +132,10 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
         left = deadline - time.perf_counter()
         if left <= 0.05:
             return _stop(inc, inc_cost, bound, stats, "time limit reached")
-        m = build(p, cap, rec)
+        try:
+            m = build(p, cap, rec, deadline=deadline - min(5.0, 0.1 * params.time_limit))
+        except BuildTimeout as exc:
+            return _stop(inc, inc_cost, bound, stats, str(exc))
         if m is None:
             return _proven_or_infeasible(inc, inc_cost, stats, "model infeasible before solving")
         _add_cuts(m, cuts)

@@ -85,10 +85,21 @@ class Model:
 INF = float("inf")
 
 
+class BuildTimeout(Exception):
+    """Building the model passed its deadline (large graphs take tens of seconds)."""
+
+
 def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
-          published: bool = False) -> Model | None:
+          published: bool = False, deadline: float | None = None) -> Model | None:
     """Checkmate's model at ``capacity`` units. None when trivially infeasible (an op's own
-    outputs exceed the capacity). ``recomputable=None`` = every op."""
+    outputs exceed the capacity). ``recomputable=None`` = every op. Raises ``BuildTimeout``
+    when ``deadline`` (a ``time.perf_counter()`` value) passes during the build."""
+    import time
+
+    def check() -> None:
+        if deadline is not None and time.perf_counter() > deadline:
+            raise BuildTimeout(f"model build passed its deadline ({p.n} ops)")
+
     n, V = p.n, p.values
     m = Model()
     rec = set(range(n)) if recomputable is None or published else set(recomputable)
@@ -177,6 +188,7 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
             elif bk == "zero":
                 m.ub[wc] = 0.0
     # ----- dependencies: R[t,c] <= R[t,p_v] + S[t,v] -----
+    check()
     for c in range(n):
         for t in range(c, n + 1):
             ck, cc = r_term(t, c)
@@ -206,6 +218,7 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
     # ----- frees and memory -----
     nf = 0
     for t in range(n + 1):
+        check()
         run = [k for k in range(min(t + 1, n)) if r_term(t, k)[0] != "zero"]
         frees_after: dict[int, list[tuple[int, int]]] = {}
         for v, val in enumerate(V):
