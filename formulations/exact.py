@@ -21,6 +21,21 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    bound on the joint optimum).
 
 No cap on recomputations is imposed: an op may run once per stage.
+
+Time limit (``params.time_limit``) is one budget for everything: the plain schedule and the
+heuristics get 30% of what is left each (their placements read ``time_limit``), the greedy 20%
+(at most 20 s), the model build stops at the deadline less a reserve (``BuildTimeout``),
+HiGHS gets what is left after loading the model minus the reserve (min(5 s, 10%)), and the
+reserve places the master's schedule. Measured (bench_exact, 60 s): unet 0.5 55.6 s (was
+74 s), layered:250 0.8 56.9 s (was 102.5 s), layered:500 0.8 56.2 s (was 90 s).
+
+HiGHS options (measured on unet 0.5, 258k columns, 60 s, bench/bench_exact.py --highs): the
+default MIP presolve ran 67 s uninterruptibly (total 90 s, nothing found); ``presolve=off``
+keeps the limit (dual simplex root LP unfinished at 60 s); ``mip_lp_solver=ipm`` did not
+finish the root LP either. So presolve is switched off above ``PRESOLVE_MAX_COLUMNS``.
+``mip_rel_gap=0`` and a tiny ``mip_abs_gap`` are kept: HiGHS detects an integral objective
+by itself ("objective function is integral with scale 1" on layered graphs). A MIP start
+from the incumbent (``MIP_START``) gave no gain and is off by default.
 """
 from __future__ import annotations
 
