@@ -16,19 +16,15 @@ from planner.params import SolveParams
 from planner.result import Result
 
 from .backends import solve_pulp
-from .common import infeasible_reason, place_stages, plan_result
+from .common import place_stages, plan_result, setup
 from .model import build, decode
-from .problem import extract
 
 
 def solve_checkmate(g: Graph, budget: int, params: SolveParams) -> Result:
-    t0 = time.perf_counter()
-    deadline = t0 + params.time_limit
-    p = extract(g, params.alignment)
-    cap = p.capacity(budget)
-    why = infeasible_reason(g, p, budget, params)
-    if why:
-        return Result("checkmate", "infeasible", message=why, backend="bound")
+    s = setup("checkmate", g, budget, params)
+    if isinstance(s, Result):
+        return s
+    p, cap, t0, deadline = s.p, s.cap, s.t0, s.deadline
     m = build(p, cap, published=True)
     if m is None:
         return Result("checkmate", "infeasible", message="model infeasible by construction", backend="model")

@@ -16,6 +16,27 @@ from .schedule import Lifetimes, build_plan, lifetimes, place, stage_sequence
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class Setup:
+    p: RematProblem      # the node-level problem
+    cap: int             # budget left by residents, in the problem's units
+    t0: float            # perf_counter at the start of the method
+    deadline: float      # t0 + params.time_limit
+
+
+def setup(method: str, g: Graph, budget: int, params: SolveParams) -> Setup | Result:
+    """The prologue every formulation shares: extract the problem, its capacity and the
+    deadline, or an ``infeasible`` Result when a budget bound already proves no plan fits."""
+    from .problem import extract
+
+    t0 = time.perf_counter()
+    p = extract(g, params.alignment)
+    why = infeasible_reason(g, p, budget, params)
+    if why:
+        return Result(method, "infeasible", message=why, backend="bound")
+    return Setup(p, p.capacity(budget), t0, t0 + params.time_limit)
+
+
 def infeasible_reason(g: Graph, p: RematProblem, budget: int, params: SolveParams) -> str | None:
     """A proof that no plan fits ``budget``, in one line (None when none is known)."""
     mb = min_feasible_budget(g, params.alignment)

@@ -48,9 +48,8 @@ from planner.params import SolveParams
 from planner.result import Result, gap_of
 
 from .backends import solve_highs
-from .common import infeasible_reason, place_stages, plan_result
+from .common import place_stages, plan_result, setup
 from .model import BuildTimeout, build, decode
-from .problem import extract
 
 log = logging.getLogger(__name__)
 
@@ -117,13 +116,10 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
 
 
 def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
-    t0 = time.perf_counter()
-    deadline = t0 + params.time_limit
-    p = extract(g, params.alignment)
-    cap = p.capacity(budget)
-    why = infeasible_reason(g, p, budget, params)
-    if why:
-        return Result("exact", "infeasible", message=why, backend="bound")
+    s = setup("exact", g, budget, params)
+    if isinstance(s, Result):
+        return s
+    p, cap, deadline = s.p, s.cap, s.deadline
     total = float(sum(p.cost))
     inc, src, tried = _incumbent(g, p, budget, params, deadline)
     stats: dict = {"incumbent": src or "none found", "incumbent_costs": tried}

@@ -17,12 +17,12 @@ import numpy as np
 
 from planner.graph import Graph
 from planner.params import SolveParams
-from planner.result import Result, gap_of
+from planner.result import Result
 
 from .backends import solve_highs
-from .common import infeasible_reason, plan_result, Placed
+from .common import Placed, plan_result, setup
 from .model import build
-from .problem import RematProblem, extract
+from .problem import RematProblem
 from .schedule import lifetimes, place, stage_sequence
 
 
@@ -54,13 +54,10 @@ def minimal_r(p: RematProblem, keep: list[set[int]]) -> list[list[int]]:
 
 
 def solve_lp(g: Graph, budget: int, params: SolveParams) -> Result:
-    t0 = time.perf_counter()
-    deadline = t0 + params.time_limit
-    p = extract(g, params.alignment)
-    cap = p.capacity(budget)
-    why = infeasible_reason(g, p, budget, params)
-    if why:
-        return Result("lp", "infeasible", message=why, backend="bound")
+    s = setup("lp", g, budget, params)
+    if isinstance(s, Result):
+        return s
+    p, cap, deadline = s.p, s.cap, s.deadline
     m = build(p, cap, published=True)
     if m is None:
         return Result("lp", "infeasible", message="model infeasible by construction", backend="model")
