@@ -3,7 +3,7 @@ allocation), by decomposition.
 
 Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
 1. *Incumbent*: the plain schedule when it fits (then it is optimal: every op once), else the
-   best runtime heuristic plan (``coop``, ``dtr``, ``dte`` when registered), else the greedy of
+   best runtime heuristic plan (``coop`` and two of its ablations, ``dtr``, ``dte``), or the greedy of
    ``formulations.greedy``; ``stats['incumbent']`` names the source.
 2. *Master*: Checkmate's MILP on HiGHS (highspy, 1 thread by default) with exact cost fixing
    (slack = incumbent cost - cost of every op once; an op whose own cost reaches the slack is
@@ -53,7 +53,15 @@ from .model import BuildTimeout, build, decode
 
 log = logging.getLogger(__name__)
 
-HEURISTICS = ("coop", "dtr", "dte")
+# incumbent sources: (label, method, ablation flags). The coop ablations earn their place:
+# on unet at 0.4 coop fails (fragmentation) while coop without its sliding window plans (40%).
+HEURISTICS: tuple[tuple[str, str, dict], ...] = (
+    ("coop", "coop", {}),
+    ("coop-no-window", "coop", {"sliding_window": False}),
+    ("coop-no-partition", "coop", {"partition": False}),
+    ("dtr", "dtr", {}),
+    ("dte", "dte", {}),
+)
 # extra HiGHS options for the master (measured in bench/bench_exact.py; empty = HiGHS defaults)
 HIGHS_OPTIONS: dict = {}
 # Give HiGHS the incumbent's stages (R columns only: a partial start HiGHS completes by a
@@ -70,10 +78,10 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
 
     tried: dict[str, object] = {}
 
-    def share() -> SolveParams:
+    def share(**flags) -> SolveParams:
         # every incumbent source spends the one time budget (the DSA inside "none" and the
         # heuristics' placements read params.time_limit)
-        return replace(params, time_limit=max(0.1, 0.3 * (deadline - time.perf_counter())))
+        return replace(params, time_limit=max(0.1, 0.3 * (deadline - time.perf_counter())), **flags)
 
     res = registry.solve(g, budget, "none", share())
     if res.has_plan:
@@ -83,15 +91,15 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
     src = ""
     known = registry.methods()
     if params.warm_start:
-        for name in HEURISTICS:
+        for name, method, flags in HEURISTICS:
             if deadline - time.perf_counter() < 0.1 * params.time_limit:
                 tried[name] = "skipped: time limit"
                 continue
-            if name not in known:
+            if method not in known:
                 tried[name] = "not registered"
                 continue
             try:
-                r = registry.solve(g, budget, name, share())
+                r = registry.solve(g, budget, method, share(**flags))
             except Exception as exc:  # noqa: BLE001 - a broken heuristic must not sink the exact solve
                 tried[name] = f"error: {exc}"[:80]
                 continue

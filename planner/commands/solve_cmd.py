@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from ..analysis import baseline_peak
+from ..analysis import baseline_cost, baseline_peak
 from ..budget import budget_for, parse_ratio
 from ..models import load_graph_arg
 from ..params import SolveParams
@@ -85,6 +85,13 @@ def run(args) -> int:
         if res.lower_bound is not None:
             gap = f"{res.gap * 100:.3f}%" if res.gap is not None else "-"
             print(f"bound     {res.lower_bound:.6g} s  gap {gap}")
+        inc = res.stats.get("incumbent_costs")
+        if isinstance(inc, dict) and inc:
+            # the heuristics exact started from, so a user sees the optimum beside coop
+            base = baseline_cost(g)
+            print("heuristics " + ", ".join(
+                f"{k} {(c / base - 1) * 100:.2f}%" if isinstance(c, (int, float)) and base > 0 else f"{k} {c}"
+                for k, c in inc.items() if k != "none"))
         for k, val in res.stats.items():
             if isinstance(val, (int, float, str)):
                 print(f"  {k}: {val}")
