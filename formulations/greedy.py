@@ -3,7 +3,8 @@
 Used by ``exact`` when no runtime heuristic yields a plan (and to compare): run the ops in
 captured order; before an op runs, its missing inputs are recomputed recursively (inputs
 pinned); when its outputs do not fit, evict the live value with the lowest
-cost / (size x staleness) (required values last). The op sequence then gets minimal lifetimes
+cost / (size x staleness) or cost / (size x distance to next use) (required values last; both
+scores are tried, the cheaper plan kept). The op sequence then gets minimal lifetimes
 and DSA addresses (``formulations.schedule``); when the placement fails, the greedy reruns
 with less memory (a few shrinking targets) so the fragmentation has room.
 """
@@ -19,8 +20,12 @@ from .schedule import Lifetimes, lifetimes, place
 log = logging.getLogger(__name__)
 
 
-def greedy_sequence(p: RematProblem, capacity: int) -> list[int] | None:
-    """Op sequence whose live units never exceed ``capacity`` (None when the greedy gets stuck)."""
+def greedy_sequence(p: RematProblem, capacity: int, score: str = "stale") -> list[int] | None:
+    """Op sequence whose live units never exceed ``capacity`` (None when the greedy gets stuck).
+    ``score``: "stale" evicts the lowest cost / (size x staleness) (DTR's runtime view);
+    "next-use" the lowest cost / (size x distance to its next reader in captured order), which
+    only a planner knows (Belady's rule weighted by cost per byte)."""
+    import bisect
     V = p.values
     views_of: dict[int, list[int]] = {}
     for v, val in enumerate(V):
@@ -38,6 +43,10 @@ def greedy_sequence(p: RematProblem, capacity: int) -> list[int] | None:
     last: dict[int, int] = {}
     seq: list[int] = []
     first_done = [False] * p.n
+    readers: list[list[int]] = [[] for _ in V]
+    for k, rs in enumerate(p.reads):
+        for v in rs:
+            readers[v].append(k)
 
     def drop(v: int) -> None:
         nonlocal units
@@ -54,8 +63,14 @@ def greedy_sequence(p: RematProblem, capacity: int) -> list[int] | None:
                 continue
             if any(w in pinned for w in views_of.get(v, ())):
                 continue
-            stale = clock - last.get(v, 0) + 1
-            s = (p.cost[V[v].producer] + 1e-9) / (V[v].size * stale)
+            if score == "next-use":
+                rd = readers[v]
+                i = bisect.bisect_right(rd, stage[0])
+                far = (rd[i] - stage[0]) if i < len(rd) else p.n + 1
+                s = (p.cost[V[v].producer] + 1e-9) / (V[v].size * far)
+            else:
+                stale = clock - last.get(v, 0) + 1
+                s = (p.cost[V[v].producer] + 1e-9) / (V[v].size * stale)
             if v in required:
                 s *= 1e6
             if best_s is None or s < best_s:
@@ -117,13 +132,29 @@ def greedy_sequence(p: RematProblem, capacity: int) -> list[int] | None:
 
 def greedy_plan(p: RematProblem, capacity: int, time_limit: float = 10.0, seed: int = 0,
                 threads: int = 1) -> tuple[Lifetimes, dict[int, int], str] | None:
-    """Best effort: (lifetimes, offsets, placement solver) or None."""
+    """Best effort: (lifetimes, offsets, placement solver) or None; the cheaper plan of the two
+    eviction scores (measured on unet: next-use 10.5% vs stale 11.2% at 0.6, 7.4% vs 7.6% at
+    0.7, but 2.7% vs 2.1% at 0.9, so neither dominates)."""
+    t0 = time.perf_counter()
+    best = None
+    for score in ("stale", "next-use"):
+        left = time_limit - (time.perf_counter() - t0)
+        if left <= 0:
+            break
+        got = _greedy_plan(p, capacity, score, left / (2 if score == "stale" else 1), seed, threads)
+        if got is not None and (best is None or got[0].cost < best[0].cost):
+            best = got
+    return best
+
+
+def _greedy_plan(p: RematProblem, capacity: int, score: str, time_limit: float, seed: int,
+                 threads: int) -> tuple[Lifetimes, dict[int, int], str] | None:
     t0 = time.perf_counter()
     for shrink in (1.0, 0.97, 0.93, 0.88, 0.8, 0.7):
         left = time_limit - (time.perf_counter() - t0)
         if left <= 0:
             break
-        seq = greedy_sequence(p, int(capacity * shrink))
+        seq = greedy_sequence(p, int(capacity * shrink), score)
         if seq is None:
             continue
         lt = lifetimes(p, seq)
@@ -132,5 +163,5 @@ def greedy_plan(p: RematProblem, capacity: int, time_limit: float = 10.0, seed: 
         pl = place(lt, capacity, min(left, 1.0), seed, threads)
         if pl.offsets is not None:
             return lt, pl.offsets, pl.solver
-        log.debug("greedy at %.2f of capacity: placement %s", shrink, pl.status)
+        log.debug("greedy (%s) at %.2f of capacity: placement %s", score, shrink, pl.status)
     return None
