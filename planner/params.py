@@ -24,6 +24,5 @@ class SolveParams:
     thrash_limit: float = 1.0       # dtr-ideal: give up when recompute cost exceeds this × baseline cost
     # exact formulation options
     addresses: bool = True          # False: remat only, memory as one number (Checkmate/Moccasin problem)
-    coarsen: bool = False           # merge chains of cheap ops first (result labelled optimal for the coarsened graph)
     warm_start: bool = True         # seed exact solvers with the best heuristic plan
     verbose: bool = False           # solver progress on stderr

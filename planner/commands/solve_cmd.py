@@ -28,7 +28,6 @@ def add_parser(sub) -> None:
     p.add_argument("--no-inplace", action="store_true", help="coop: in-place updates run out of place")
     p.add_argument("--union-find", action="store_true", help="dtr-ideal: union-find neighbourhood approximation")
     p.add_argument("--no-addresses", action="store_true", help="exact: remat only, memory as one number")
-    p.add_argument("--coarsen", action="store_true", help="exact: merge chains of cheap ops (labelled as such)")
     p.add_argument("--out", help="write the plan JSON here")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=run)
@@ -39,7 +38,7 @@ def params_from_args(args) -> SolveParams:
         time_limit=args.time_limit, threads=args.threads, seed=args.seed, solver=args.solver,
         alloc_policy=args.alloc_policy, sliding_window=not args.no_sliding_window,
         partition=not args.no_partition, inplace=not args.no_inplace, union_find=args.union_find,
-        addresses=not args.no_addresses, coarsen=args.coarsen, verbose=getattr(args, "verbose", False))
+        addresses=not args.no_addresses, verbose=getattr(args, "verbose", False))
 
 
 def run(args) -> int:
