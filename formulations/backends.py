@@ -57,6 +57,24 @@ WATCHDOG_MIN_COLUMNS = 20_000
 WATCHDOG_GRACE_S = 2.0  # time past the limit before the child is killed
 
 
+def _new_highs(verbose: bool):
+    """A Highs instance; its constructor prints a banner on fd 1, dropped unless verbose."""
+    import highspy
+
+    if verbose:
+        return highspy.Highs()
+    sys.stdout.flush()
+    saved = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        return highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
 def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
                 cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
                 options: dict | None = None) -> MipOutcome:
@@ -141,7 +159,7 @@ def _solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit:
 
     t0 = time.perf_counter()
     with stdout_to_stderr():
-        h = highspy.Highs()
+        h = _new_highs(params.verbose)
         h.setOptionValue("output_flag", bool(params.verbose))
         h.setOptionValue("log_to_console", bool(params.verbose))
         h.setOptionValue("threads", max(1, int(params.threads)))
