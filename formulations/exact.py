@@ -4,7 +4,8 @@ allocation), by decomposition.
 Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
 1. *Incumbent*: the plain schedule when it fits (then it is optimal: every op once), else the
    best runtime heuristic plan (``coop`` and two of its ablations, ``dtr``, ``dte``), or the greedy of
-   ``formulations.greedy``; ``stats['incumbent']`` names the source.
+   ``formulations.greedy``, each also with its unneeded recomputations dropped
+   (``formulations.improve``: unet 0.5 28.4% -> 13.0%); ``stats['incumbent']`` names the source.
 2. *Master*: Checkmate's MILP on HiGHS (highspy, 1 thread by default) with exact cost fixing
    (slack = incumbent cost - cost of every op once; an op whose own cost reaches the slack is
    never recomputed in a better plan, so its R columns vanish), sparsification (S/F/U and
@@ -92,6 +93,7 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
     tried["none"] = res.status
     best: Result | None = None
     src = ""
+    seqs: dict[str, list[int]] = {}  # op sequences of the plans found, for the pruning pass
     known = registry.methods()
     if params.warm_start:
         for name, method, flags in HEURISTICS:
@@ -107,22 +109,51 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
                 tried[name] = f"error: {exc}"[:80]
                 continue
             tried[name] = r.objective if r.has_plan else r.status
-            if r.has_plan and (best is None or r.objective < best.objective):
-                best, src = r, name
+            if r.has_plan:
+                seqs[name] = [st.ref for st in r.plan.steps if st.kind == "compute"]
+                if best is None or r.objective < best.objective:
+                    best, src = r, name
     from .greedy import greedy_plan
-    from .schedule import build_plan
+    from .improve import prune_recomputations
+    from .schedule import build_plan, lifetimes, place
     from .validator_bridge import validated
+    cap = p.capacity(budget)
+
+    def as_result(lt, offs) -> Result:
+        return validated(g, Result("greedy", "feasible", plan=build_plan(p, lt, offs, budget, "exact"),
+                                   objective=lt.cost))
+
     left = max(0.1, min(0.2 * (deadline - time.perf_counter()), 20.0))
-    gp = greedy_plan(p, p.capacity(budget), left, params.seed, params.threads)
+    gp = greedy_plan(p, cap, left, params.seed, params.threads)
     if gp is not None:
         lt, offs, solver = gp
-        r = validated(g, Result("greedy", "feasible", plan=build_plan(p, lt, offs, budget, "exact"),
-                                objective=lt.cost))
+        r = as_result(lt, offs)
         tried["greedy"] = r.objective if r.has_plan else r.status
-        if r.has_plan and (best is None or r.objective < best.objective):
-            best, src = r, "greedy"
+        if r.has_plan:
+            seqs["greedy"] = list(lt.seq)
+            if best is None or r.objective < best.objective:
+                best, src = r, "greedy"
     else:
         tried["greedy"] = "no plan"
+    # drop the recomputations each plan does not need (formulations.improve); each pass gets a
+    # share of the time left, and its result is placed and validated like any other plan
+    for name, seq in seqs.items():
+        left = deadline - time.perf_counter()
+        if left < 0.1 * params.time_limit:
+            tried[name + "+prune"] = "skipped: time limit"
+            continue
+        pruned = prune_recomputations(p, seq, cap, time.perf_counter() + 0.1 * left)
+        if len(pruned) == len(seq):
+            continue
+        lt = lifetimes(p, pruned)
+        pl = place(lt, cap, max(0.1, 0.1 * left), params.seed, params.threads) if lt is not None else None
+        if pl is None or pl.offsets is None:
+            tried[name + "+prune"] = "not placed"
+            continue
+        r = as_result(lt, pl.offsets)
+        tried[name + "+prune"] = r.objective if r.has_plan else r.status
+        if r.has_plan and (best is None or r.objective < best.objective):
+            best, src = r, name + "+prune"
     return best, src, tried
 
 

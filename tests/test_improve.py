@@ -1,0 +1,64 @@
+"""The incumbent pruning pass: drops only recomputations a schedule does not need."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from formulation_graphs import random_graph
+from formulations.improve import prune_recomputations
+from formulations.problem import extract
+from formulations.schedule import lifetimes
+from planner.analysis import baseline_peak, min_feasible_budget
+from planner.models import load_model
+from planner.params import SolveParams
+from planner.registry import solve
+
+
+def _seq(res):
+    return [s.ref for s in res.plan.steps if s.kind == "compute"]
+
+
+@pytest.mark.parametrize("model,ratio,method", [("unet-tiny", 0.6, "coop"), ("unet-tiny", 0.8, "coop"),
+                                               ("unet-tiny", 0.8, "dtr")])
+def test_pruned_heuristic_plan_is_runnable_within_capacity_and_never_dearer(model, ratio, method):
+    g = load_model(model)
+    budget = int(ratio * baseline_peak(g))
+    res = solve(g, budget, method, SolveParams())
+    assert res.has_plan
+    p = extract(g)
+    cap = p.capacity(budget)
+    seq = _seq(res)
+    pruned = prune_recomputations(p, seq, cap)
+    before, after = lifetimes(p, seq), lifetimes(p, pruned)
+    assert after is not None and after.peak_units <= cap
+    assert after.cost <= before.cost + 1e-12
+    # what is left is a subsequence: the pass only deletes
+    it = iter(seq)
+    assert all(k in it for k in pruned)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 7), frac=st.floats(0.0, 1.0))
+def test_pruning_an_optimal_schedule_keeps_its_cost(seed, n, frac):
+    """An optimum has no unneeded recomputation: if the pass removed one it would have found a
+    cheaper schedule within the capacity, i.e. its feasibility check would be wrong."""
+    g = random_graph(seed, n)
+    peak, lo = baseline_peak(g), min_feasible_budget(g).bytes
+    budget = int(lo + frac * (peak - lo))
+    res = solve(g, budget, "exact", SolveParams(time_limit=20, addresses=False))
+    if res.status != "optimal" or not res.has_plan:
+        return
+    p = extract(g)
+    seq = _seq(res)
+    pruned = prune_recomputations(p, seq, p.capacity(budget))
+    assert lifetimes(p, pruned).cost == pytest.approx(lifetimes(p, seq).cost)
+
+
+def test_exact_reports_the_pruned_incumbent_and_it_validates():
+    g = load_model("unet-tiny")
+    res = solve(g, int(0.6 * baseline_peak(g)), "exact", SolveParams(time_limit=6))
+    assert res.has_plan and res.validation["valid"]
+    costs = res.stats["incumbent_costs"]
+    assert any(k.endswith("+prune") for k in costs)
+    assert res.objective <= min(c for c in costs.values() if isinstance(c, float)) + 1e-12
