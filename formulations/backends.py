@@ -162,6 +162,10 @@ def _solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit:
         h = _new_highs(params.verbose)
         h.setOptionValue("output_flag", bool(params.verbose))
         h.setOptionValue("log_to_console", bool(params.verbose))
+        # HiGHS keeps one global scheduler: a run with another thread count before (the
+        # bounds' LPs, PuLP's HiGHS), or one in the parent of a forked child (the fork copies
+        # the scheduler but not its threads), makes this run fail with "Not Set" unless reset
+        highspy.Highs.resetGlobalScheduler(True)
         h.setOptionValue("threads", max(1, int(params.threads)))
         h.setOptionValue("random_seed", int(params.seed))
         h.setOptionValue("time_limit", float(max(0.01, time_limit if time_limit is not None else params.time_limit)))

@@ -16,7 +16,11 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    R columns excludes that stage schedule (sound: every plan with the same R has lifetimes
    containing the minimal ones) and the master is solved again. A DSA time-out stops the loop
    with an honest ``feasible`` (or the incumbent).
-4. Status: ``optimal`` only when proven; otherwise ``feasible`` with the MILP's bound and gap, or
+4. *Bounds without the big LP* (``formulations.bounds``): every op once plus the larger of a
+   covering-knapsack bound and its closure LP, per op's first run. The incumbent is optimal
+   when it meets that bound; an infinite one proves infeasibility. On unet the MILP's root LP
+   does not finish in 60 s, so these are the only bounds there.
+5. Status: ``optimal`` only when proven; otherwise ``feasible`` with the MILP's bound and gap, or
    ``timeout`` without a plan. ``params.addresses=False`` returns the remat-only optimum: its
    plan when the DSA places it, otherwise no plan and a message (the objective is then a lower
    bound on the joint optimum).
@@ -52,6 +56,7 @@ from planner.params import SolveParams
 from planner.result import Result, gap_of
 
 from .backends import solve_highs
+from .bounds import knapsack_bound
 from .common import place_stages, plan_result, setup
 from .model import BuildTimeout, build, decode
 
@@ -163,6 +168,12 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
         return s
     p, cap, deadline = s.p, s.cap, s.deadline
     total = float(sum(p.cost))
+    kb, kb_at = knapsack_bound(p, cap)
+    if kb == float("inf"):
+        return Result("exact", "infeasible", backend="bound", message=(
+            f"no plan fits: at the first run of op {kb_at} ({g.ops[kb_at].name}) the values that must be "
+            f"live (its inputs, and what nothing can recompute later) plus every other value still "
+            f"needed exceed the budget even with the cheapest drops (knapsack bound)"))
     inc, src, tried = _incumbent(g, p, budget, params, deadline)
     stats: dict = {"incumbent": src or "none found", "incumbent_costs": tried}
     if inc is not None and src == "none":
@@ -178,7 +189,22 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
     stats["recomputable_ops"] = len(rec)
     log.info("exact: %d ops, incumbent %s (%s), %d recomputable", p.n, inc_cost, src, len(rec))
     cuts: list[list[tuple[int, int]]] = []   # excluded stage schedules: lists of (t, k) with R = 1
-    bound = total  # every op runs at least once: a bound for every plan
+    # every op runs at least once, plus what every plan recomputes (formulations.bounds): a
+    # bound for every plan that needs no big LP (the MILP's root LP does not finish on unet)
+    cb, cb_at = _closure(p, cap, params, deadline, stats)
+    if cb == float("inf"):
+        if inc is not None:  # a validated plan outranks the proof: the bound would be wrong
+            log.error("closure bound claims op %s infeasible but a plan exists; bound ignored", cb_at)
+            cb = 0.0
+        else:
+            return Result("exact", "infeasible", backend="bound", stats=stats, message=(
+                f"no plan fits: at the first run of op {cb_at} ({g.ops[cb_at].name}) the values that must "
+                f"be live, with what recomputing the others needs, exceed the budget (closure bound)"))
+    bound = total + max(kb, cb)
+    stats["knapsack_bound"] = total + kb
+    stats["bound_before_milp"] = bound
+    if inc_cost is not None and inc_cost <= bound * (1 + 1e-9):
+        return _incumbent_result(inc, "optimal", inc_cost, {**stats, "reason": "incumbent meets the lower bound"})
     rounds = 0
     while True:
         rounds += 1
@@ -251,6 +277,18 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
         cuts.append([(t, k) for t, st in enumerate(stages) for k in st if k != t])
         stats["nogood_cuts"] = len(cuts)
         log.info("exact: optimal schedule does not place; cut %d added", len(cuts))
+
+
+def _closure(p, cap: int, params: SolveParams, deadline: float, stats: dict) -> tuple[float, int | None]:
+    """The closure LP bound within a tenth of the time left (at most 20 s)."""
+    from .bounds import closure_bound
+
+    t0 = time.perf_counter()
+    budget_s = min(20.0, 0.1 * max(0.0, deadline - t0))
+    cb, at, solved = closure_bound(p, cap, t0 + budget_s)
+    stats["closure_bound_ops"] = solved
+    stats["closure_bound_seconds"] = round(time.perf_counter() - t0, 3)
+    return cb, at
 
 
 def stage_start(p, m, seq: list[int]) -> dict[int, float] | None:

@@ -74,3 +74,22 @@ def test_exception_in_child_is_reported(monkeypatch):
     monkeypatch.setattr(backends, "_solve_highs", boom)
     out = backends.solve_highs(knapsack(), SolveParams(time_limit=5))
     assert out.status == "error" and "rejected the model rows" in out.message
+
+
+def test_forked_solve_after_an_in_process_solve(monkeypatch):
+    """HiGHS's worker threads from an earlier in-process run do not survive the fork; the child
+    must start a fresh scheduler (it failed with model status "Not Set" before)."""
+    from formulations.model import build
+    from formulations.problem import extract
+    from planner.analysis import baseline_peak
+    from planner.models import load_model
+    from planner.registry import solve
+
+    g = load_model("layered:20")
+    assert solve(g, int(0.9 * baseline_peak(g)), "exact", SolveParams(time_limit=20)).status == "optimal"
+    g = load_model("layered:40")
+    p = extract(g)
+    m = build(p, p.capacity(int(0.9 * baseline_peak(g))))
+    monkeypatch.setattr(backends, "WATCHDOG_MIN_COLUMNS", 0)
+    out = backends.solve_highs(m, SolveParams(time_limit=60))
+    assert out.status == "optimal", out.message
