@@ -47,6 +47,7 @@ from the incumbent (``MIP_START``) gave no gain and is off by default.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from dataclasses import replace
@@ -79,6 +80,8 @@ HIGHS_OPTIONS: dict = {}
 # completion sub-MIP overran the limit on chain:128 (71.6 s vs 56.5 s). Off by default.
 MIP_START = False
 PRESOLVE_MAX_COLUMNS = 150_000  # above this the master runs without HiGHS presolve (see below)
+# capacities the incumbent pruning aims at, as fractions of the real one: the first that places
+PRUNE_TARGETS = (1.0, 0.97)
 
 
 def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -> tuple[Result | None, str, dict]:
@@ -119,7 +122,7 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
                 if best is None or r.objective < best.objective:
                     best, src = r, name
     from .greedy import greedy_plan
-    from .improve import prune_recomputations
+    from .improve import ORDERS, prune_recomputations
     from .schedule import build_plan, lifetimes, place
     from .validator_bridge import validated
     cap = p.capacity(budget)
@@ -142,23 +145,32 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
         tried["greedy"] = "no plan"
     # drop the recomputations each plan does not need (formulations.improve); each pass gets a
     # share of the time left, and its result is placed and validated like any other plan
-    for name, seq in seqs.items():
+    for (name, seq), order in itertools.product(seqs.items(), ORDERS):
+        label = f"{name}+prune" + ("" if order == ORDERS[0] else f"({order})")
         left = deadline - time.perf_counter()
         if left < 0.1 * params.time_limit:
-            tried[name + "+prune"] = "skipped: time limit"
+            tried[label] = "skipped: time limit"
             continue
-        pruned = prune_recomputations(p, seq, cap, time.perf_counter() + 0.1 * left)
-        if len(pruned) == len(seq):
+        # a schedule pruned up to the capacity may not place (fragmentation): prune to a little
+        # less, as the greedy does, until it places
+        pl = lt = None
+        for shrink in PRUNE_TARGETS:
+            pruned = prune_recomputations(p, seq, int(cap * shrink), time.perf_counter() + 0.03 * left, order)
+            if len(pruned) == len(seq):
+                break
+            lt = lifetimes(p, pruned)
+            pl = place(lt, cap, max(0.1, 0.05 * left), params.seed, params.threads) if lt is not None else None
+            if pl is not None and pl.offsets is not None:
+                break
+        if lt is None or len(lt.seq) >= len(seq):
             continue
-        lt = lifetimes(p, pruned)
-        pl = place(lt, cap, max(0.1, 0.1 * left), params.seed, params.threads) if lt is not None else None
         if pl is None or pl.offsets is None:
-            tried[name + "+prune"] = "not placed"
+            tried[label] = "not placed"
             continue
         r = as_result(lt, pl.offsets)
-        tried[name + "+prune"] = r.objective if r.has_plan else r.status
+        tried[label] = r.objective if r.has_plan else r.status
         if r.has_plan and (best is None or r.objective < best.objective):
-            best, src = r, name + "+prune"
+            best, src = r, label
     return best, src, tried
 
 

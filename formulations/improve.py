@@ -10,9 +10,11 @@ memory never decreases: a deletion refused once stays refused after later ones, 
 is a local optimum for this move. Addresses are placed afterwards and the plan validated by
 the caller (``exact``'s incumbent), so a deletion can never produce an invalid result.
 
-Measured on unet (``exact``'s ``incumbent_costs``):
-coop without its sliding window at 0.4 40.3% -> 23.6% overhead; coop at 0.5 28.4% -> 13.0%,
-the greedy 24.7% -> 15.7%; coop at 0.7 10.4% -> 6.3%; about 0.1-0.4 s each.
+Measured on unet (``exact``'s ``incumbent_costs``), costliest first: coop without its sliding
+window at 0.4 40.3% -> 23.6% overhead; coop at 0.5 28.4% -> 13.0%, the greedy 24.7% -> 15.7%;
+coop at 0.7 10.4% -> 6.3%; about 0.1-0.4 s each. Highest cost per unit first does better on
+unet (0.4: 22.3%; 0.5: coop 12.0%, dte 19.2% -> 11.2%), but neither order dominates
+(dte at 0.5 by cost is 19.2%, latest-first 17.4%), so ``exact`` runs both.
 """
 from __future__ import annotations
 
@@ -25,9 +27,17 @@ from .schedule import lifetimes
 log = logging.getLogger(__name__)
 
 
+ORDERS = ("cost-per-unit", "cost")
+
+
 def prune_recomputations(p: RematProblem, seq: list[int], capacity: int,
-                         deadline: float | None = None) -> list[int]:
-    """``seq`` without the recomputations it does not need (see the module docstring)."""
+                         deadline: float | None = None, order: str = "cost-per-unit") -> list[int]:
+    """``seq`` without the recomputations it does not need (see the module docstring).
+    ``order``: which deletions are tried first: the highest cost per unit of output
+    ("cost-per-unit": keeping a small expensive value frees the most cost for the least
+    memory), or the highest cost ("cost")."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown pruning order {order!r}; known: {', '.join(ORDERS)}")
     seen: set[int] = set()
     rec: list[int] = []
     for i, k in enumerate(seq):
@@ -35,7 +45,10 @@ def prune_recomputations(p: RematProblem, seq: list[int], capacity: int,
             rec.append(i)
         else:
             seen.add(k)
-    rec.sort(key=lambda i: (-p.cost[seq[i]], i))
+    if order == "cost":
+        rec.sort(key=lambda i: (-p.cost[seq[i]], i))
+    else:
+        rec.sort(key=lambda i: (-p.cost[seq[i]] / max(1, p.out_units[seq[i]]), i))
     removed: set[int] = set()
     for i in rec:
         if deadline is not None and time.perf_counter() > deadline:

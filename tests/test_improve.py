@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from formulation_graphs import random_graph
-from formulations.improve import prune_recomputations
+from formulations.improve import ORDERS, prune_recomputations
 from formulations.problem import extract
 from formulations.schedule import lifetimes
 from planner.analysis import baseline_peak, min_feasible_budget
@@ -29,13 +29,16 @@ def test_pruned_heuristic_plan_is_runnable_within_capacity_and_never_dearer(mode
     p = extract(g)
     cap = p.capacity(budget)
     seq = _seq(res)
-    pruned = prune_recomputations(p, seq, cap)
-    before, after = lifetimes(p, seq), lifetimes(p, pruned)
-    assert after is not None and after.peak_units <= cap
-    assert after.cost <= before.cost + 1e-12
-    # what is left is a subsequence: the pass only deletes
-    it = iter(seq)
-    assert all(k in it for k in pruned)
+    for order in ORDERS:
+        pruned = prune_recomputations(p, seq, cap, order=order)
+        before, after = lifetimes(p, seq), lifetimes(p, pruned)
+        assert after is not None and after.peak_units <= cap
+        assert after.cost <= before.cost + 1e-12
+        # what is left is a subsequence: the pass only deletes
+        it = iter(seq)
+        assert all(k in it for k in pruned)
+    with pytest.raises(ValueError, match="unknown pruning order"):
+        prune_recomputations(p, seq, cap, order="random")
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
@@ -51,8 +54,9 @@ def test_pruning_an_optimal_schedule_keeps_its_cost(seed, n, frac):
         return
     p = extract(g)
     seq = _seq(res)
-    pruned = prune_recomputations(p, seq, p.capacity(budget))
-    assert lifetimes(p, pruned).cost == pytest.approx(lifetimes(p, seq).cost)
+    for order in ORDERS:
+        pruned = prune_recomputations(p, seq, p.capacity(budget), order=order)
+        assert lifetimes(p, pruned).cost == pytest.approx(lifetimes(p, seq).cost)
 
 
 def test_exact_reports_the_pruned_incumbent_and_it_validates():
