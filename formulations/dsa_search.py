@@ -31,13 +31,12 @@ leftmost start (bottom-left: leaving the leftmost gap of a level empty is the la
 then a static preorder. The hole test is an ordering only (every candidate is still tried);
 on the ``holes`` family of ``bench/bench_dsa.py`` it is what lets the search finish where
 holes accumulate past the slack of nearly tight sections (150 buffers, seed 1: 2.7k nodes,
-was > 300k without an answer). Runs restart
-round-robin over preorders (lifespan / size / area first, as minimalloc's "TAW,WAT,AWT") and
-over the instance and its time reversal (right-to-left filling),
-with a backtrack limit that doubles after each round, so that a lucky order finds a
-placement early; only a run that finishes within its limit proves infeasibility.
-Everything is single-threaded and deterministic for a seed (apart from where a time limit
-cuts it off).
+was > 300k without an answer). Runs restart round-robin over preorders (lifespan / size /
+area first, as minimalloc's "TAW,WAT,AWT") and over the instance and its time reversal
+(right-to-left filling), with a backtrack limit that doubles after each round, so that a
+lucky order finds a placement early; only a run that finishes within its limit proves
+infeasibility. Everything is single-threaded and deterministic for a seed (apart from where a
+time limit cuts it off).
 """
 from __future__ import annotations
 
@@ -53,7 +52,6 @@ log = logging.getLogger(__name__)
 
 _BIG = np.int64(1) << np.int64(61)
 PREORDERS = ("TAW", "WAT", "AWT")
-NOISES = (0.0,)
 PAIR_LIMIT = 4_000_000  # (buffer, section) incidences kept for section inference
 NBR_LIMIT = 3000        # neighbour lists precomputed up to this many buffers  # T: lifespan, A: area, W: size (width), largest first
 
@@ -305,12 +303,10 @@ class _Search:
                 raise _Abort
         return False
 
-    def run(self, rank: np.ndarray, limit: float, deadline: float, noise: float = 0.0,
-            rng_seed: int = 0) -> bool | None:
+    def run(self, rank: np.ndarray, limit: float, deadline: float) -> bool | None:
         """One run from scratch; True/False when it finished, None when cut off."""
         self.undo_to(0)
         self.rank, self.limit, self.deadline = rank, limit, deadline
-        self.noise, self.rng = noise, np.random.default_rng(rng_seed)
         self.backtracks = 0
         try:
             return self.node(np.arange(self.n), 0, self.S, 0, -1, -2)
@@ -325,8 +321,7 @@ class Searcher:
     the failure memos, so a portfolio can interleave it with another engine."""
 
     def __init__(self, lower, upper, size, align, capacity: int, seed: int = 0,
-                 first_limit: int = 1000, preorders: tuple[str, ...] = PREORDERS,
-                 noises: tuple[float, ...] = NOISES):
+                 first_limit: int = 1000, preorders: tuple[str, ...] = PREORDERS):
         lower, upper = np.asarray(lower, dtype=np.int64), np.asarray(upper, dtype=np.int64)
         size, align = np.asarray(size, dtype=np.int64), np.asarray(align, dtype=np.int64)
         self.n = len(size)
@@ -353,8 +348,7 @@ class Searcher:
         states = [fwd, _Search(horizon - up_, horizon - lo_, sz_, al_, capacity)]
         tiebreak = np.random.default_rng(seed).permutation(live.size)
         ranks = [preorder_rank(lo_, up_, sz_, k, tiebreak) for k in preorders]
-        self.cycle = [(st, rank, nz) for nz in noises for rank in ranks for st in states]
-        self.seed = seed
+        self.cycle = [(st, rank) for rank in ranks for st in states]
         self.limit = float(first_limit)
 
     def advance(self, deadline: float) -> SearchOutcome:
@@ -373,8 +367,8 @@ class Searcher:
 
     def _advance(self, deadline: float) -> None:
         while True:
-            st, rank, nz = self.cycle[self.runs % len(self.cycle)]
-            res = st.run(rank, self.limit, deadline, nz, self.seed * 1_000_003 + self.runs)
+            st, rank = self.cycle[self.runs % len(self.cycle)]
+            res = st.run(rank, self.limit, deadline)
             self.nodes += st.nodes
             self.backtracks += st.backtracks
             st.nodes = 0
