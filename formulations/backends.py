@@ -82,20 +82,29 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
     streams each improving solution (and the dual bound when HiGHS reports it) back, and is
     killed ``WATCHDOG_GRACE_S`` after the limit; the caller then gets the best streamed
     solution and bound with status ``feasible``/``timeout``, never a late answer."""
-    import multiprocessing as mp
+    import signal
+    from multiprocessing.connection import Connection
 
     tl = float(time_limit if time_limit is not None else params.time_limit)
     kw = dict(relax=relax, time_limit=tl, cutoff=cutoff, lp_method=lp_method, start=start, options=options)
-    if m.ncols < WATCHDOG_MIN_COLUMNS or "fork" not in mp.get_all_start_methods():
+    if m.ncols < WATCHDOG_MIN_COLUMNS or not hasattr(os, "fork"):
         return _solve_highs(m, params, **kw)
     t0 = time.perf_counter()
-    ctx = mp.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(send, m, params, kw), daemon=True)
-    child.start()
-    send.close()
+    # a bare fork, not multiprocessing.Process: the study runner's workers are daemonic
+    # processes, which multiprocessing forbids to have children
+    r_fd, w_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(r_fd)
+        _child(Connection(w_fd, readable=False), m, params, kw)  # never returns
+    os.close(w_fd)
+    recv = Connection(r_fd, writable=False)
     best_x, best_obj, bound, final = None, None, None, None
     wall = t0 + tl + WATCHDOG_GRACE_S
+    exit_code = None
+    ended = False  # the child closed its end: it is exiting by itself
     try:
         while final is None:
             left = wall - time.perf_counter()
@@ -104,6 +113,7 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
             try:
                 kind, a, b = recv.recv()
             except EOFError:
+                ended = True
                 break  # the child died (crash or out of memory)
             if kind == "sol" and (best_obj is None or a < best_obj):
                 best_obj, best_x = a, b
@@ -112,17 +122,22 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
             elif kind == "done":
                 final = a
     finally:
-        if child.is_alive():
-            child.kill()
-        child.join()
+        done, status_word = os.waitpid(pid, 0 if (ended or final is not None) else os.WNOHANG)
+        if done == 0:
+            os.kill(pid, signal.SIGKILL)
+            done, status_word = os.waitpid(pid, 0)
+            exit_code = -9
+        else:
+            exit_code = os.waitstatus_to_exitcode(status_word)
         recv.close()
     secs = time.perf_counter() - t0
     if final is not None:
         return MipOutcome(**{**final, "seconds": secs})
     status = "feasible" if best_x is not None else "timeout"
-    why = "time limit (HiGHS overran it and was stopped)" if child.exitcode in (-9, None) else \
-        f"HiGHS process ended without an answer (exit code {child.exitcode})"
-    if child.exitcode not in (-9, None) and best_x is None:
+    killed = exit_code == -9
+    why = "time limit (HiGHS overran it and was stopped)" if killed else \
+        f"HiGHS process ended without an answer (exit code {exit_code})"
+    if not killed and best_x is None:
         status = "error"
     log.info("highs watchdog: %s after %.1fs", why, secs)
     return MipOutcome(status, best_x, best_obj, bound, secs, "highs", why)

@@ -93,3 +93,22 @@ def test_forked_solve_after_an_in_process_solve(monkeypatch):
     monkeypatch.setattr(backends, "WATCHDOG_MIN_COLUMNS", 0)
     out = backends.solve_highs(m, SolveParams(time_limit=60))
     assert out.status == "optimal", out.message
+
+
+def _solve_in_daemon(q):
+    backends.WATCHDOG_MIN_COLUMNS = 0
+    out = backends.solve_highs(knapsack(), SolveParams(time_limit=10))
+    q.put((out.status, out.objective))
+
+
+def test_watchdog_works_inside_a_daemonic_worker():
+    """The study runner's workers are daemonic; multiprocessing forbids them children, which
+    made every large exact cell of a study crash ("daemonic processes are not allowed to have
+    children") until the watchdog forked by hand."""
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_solve_in_daemon, args=(q,), daemon=True)
+    p.start()
+    status, obj = q.get(timeout=60)
+    p.join(10)
+    assert status == "optimal" and obj == pytest.approx(84.0)
