@@ -86,7 +86,8 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
     from multiprocessing.connection import Connection
 
     tl = float(time_limit if time_limit is not None else params.time_limit)
-    kw = dict(relax=relax, time_limit=tl, cutoff=cutoff, lp_method=lp_method, start=start, options=options)
+    kw = {"relax": relax, "time_limit": tl, "cutoff": cutoff, "lp_method": lp_method, "start": start,
+          "options": options}
     if m.ncols < WATCHDOG_MIN_COLUMNS or not hasattr(os, "fork"):
         return _solve_highs(m, params, **kw)
     t0 = time.perf_counter()

@@ -31,17 +31,14 @@ import numpy as np
 from .problem import RematProblem
 
 
-def knapsack_bound(p: RematProblem, capacity: int) -> tuple[float, int | None]:
-    """(least recomputation cost every plan pays, the op t where it binds); (inf, t) when the
-    values that must be live at op t's first computation already exceed the capacity."""
+def _value_arrays(p: RematProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per value: producer op, size in units, last op reading it or one of its views (n when
+    required): a value is pending at op t when producer < t <= last."""
     V = p.values
-    n = p.n
     nv = len(V)
-    if n == 0 or nv == 0:
-        return 0.0, None
     prod = np.fromiter((v.producer for v in V), dtype=np.int64, count=nv)
     size = np.fromiter((v.size for v in V), dtype=np.int64, count=nv)
-    last = np.full(nv, -1, dtype=np.int64)  # last op reading a value (or its views); n when required
+    last = np.full(nv, -1, dtype=np.int64)
     for k, rs in enumerate(p.reads):
         for v in rs:
             last[v] = max(last[v], k)
@@ -49,7 +46,18 @@ def knapsack_bound(p: RematProblem, capacity: int) -> tuple[float, int | None]:
             if b is not None:
                 last[b] = max(last[b], k)
     for v in p.required:
-        last[v] = n
+        last[v] = p.n
+    return prod, size, last
+
+
+def knapsack_bound(p: RematProblem, capacity: int) -> tuple[float, int | None]:
+    """(least recomputation cost every plan pays, the op t where it binds); (inf, t) when the
+    values that must be live at op t's first computation already exceed the capacity."""
+    V = p.values
+    n, nv = p.n, len(V)
+    if n == 0 or nv == 0:
+        return 0.0, None
+    prod, size, last = _value_arrays(p)
     cost = np.asarray(p.cost, dtype=np.float64)
     limit = np.asarray(p.limit or (n,) * n, dtype=np.int64)
     out_units = np.asarray(p.out_units, dtype=np.int64)
@@ -100,21 +108,10 @@ def closure_bound(p: RematProblem, capacity: int, deadline: float | None = None,
 
     from .backends import _new_highs
 
-    V = p.values
-    n, nv = p.n, len(V)
+    n, nv = p.n, len(p.values)
     if n == 0 or nv == 0:
         return 0.0, None, 0
-    prod = np.fromiter((v.producer for v in V), dtype=np.int64, count=nv)
-    size = np.fromiter((v.size for v in V), dtype=np.int64, count=nv)
-    last = np.full(nv, -1, dtype=np.int64)
-    for k, rs in enumerate(p.reads):
-        for v in rs:
-            last[v] = max(last[v], k)
-            b = V[v].base
-            if b is not None:
-                last[b] = max(last[b], k)
-    for v in p.required:
-        last[v] = n
+    prod, size, last = _value_arrays(p)
     limit = list(p.limit or (n,) * n)
     # ops by decreasing excess (where memory is tightest the bound is usually largest)
     order = []

@@ -134,7 +134,7 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
     left = max(0.1, min(0.2 * (deadline - time.perf_counter()), 20.0))
     gp = greedy_plan(p, cap, left, params.seed, params.threads)
     if gp is not None:
-        lt, offs, solver = gp
+        lt, offs, _solver = gp
         r = as_result(lt, offs)
         tried["greedy"] = r.objective if r.has_plan else r.status
         if r.has_plan:

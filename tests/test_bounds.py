@@ -4,10 +4,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from formulation_graphs import brute_force, random_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formulation_graphs import brute_force, random_graph
 from formulations.bounds import closure_bound, knapsack_bound
 from formulations.problem import extract
 from planner.analysis import baseline_peak, min_feasible_budget

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import pytest
+from formulation_graphs import random_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formulation_graphs import random_graph
 from formulations.improve import ORDERS, prune_recomputations
 from formulations.problem import extract
 from formulations.schedule import lifetimes
