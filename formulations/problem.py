@@ -83,8 +83,10 @@ class RematProblem:
         return budget // self.alignment - self.resident_units
 
 
-def extract(g: Graph, alignment: int = 512) -> RematProblem:
-    """Build the node-level problem of ``g`` (see the module docstring for the mapping)."""
+def extract(g: Graph, alignment: int | None = None) -> RematProblem:
+    """Build the node-level problem of ``g`` (see the module docstring for the mapping);
+    ``alignment`` None: the graph's own (``Graph.alignment``)."""
+    alignment = alignment or g.alignment
     T = g.tensors
     values: list[Value] = []
     index: dict[int, int] = {}

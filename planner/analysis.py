@@ -11,7 +11,6 @@ import numpy as np
 
 from .addrspace import align_up
 from .graph import Graph
-from .plan import DEFAULT_ALIGNMENT
 from .plan import Step
 
 
@@ -62,11 +61,12 @@ def storage_intervals(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return roots, np.array([start[r] for r in roots], dtype=np.int64), np.array([end[r] for r in roots], dtype=np.int64)
 
 
-def live_bytes_profile(g: Graph, alignment: int = DEFAULT_ALIGNMENT) -> np.ndarray:
+def live_bytes_profile(g: Graph, alignment: int | None = None) -> np.ndarray:
     """live[k] = bytes live while op k-1 runs (live[0]: before any op, the resident storages).
 
     Every storage counts its size rounded up to ``alignment``, as it occupies the address
-    space (CUDA's caching allocator rounds blocks to 512 bytes too)."""
+    space (CUDA's caching allocator rounds blocks to 512 bytes too); None: the graph's own."""
+    alignment = alignment or g.alignment
     n = len(g.ops)
     roots, start, end = storage_intervals(g)
     sizes = np.array([align_up(g.tensors[r].bytes, alignment) for r in roots], dtype=np.int64)
@@ -76,7 +76,7 @@ def live_bytes_profile(g: Graph, alignment: int = DEFAULT_ALIGNMENT) -> np.ndarr
     return np.cumsum(diff)[: n + 1]
 
 
-def baseline_peak(g: Graph, alignment: int = DEFAULT_ALIGNMENT) -> int:
+def baseline_peak(g: Graph, alignment: int | None = None) -> int:
     """Peak live bytes of the baseline schedule (parameters and other resident storages
     included, each storage rounded up to ``alignment``). Budgets are ratios of this."""
     return int(live_bytes_profile(g, alignment).max()) if g.tensors else 0
@@ -94,7 +94,7 @@ class MinBudget:
     permanent: int    # bytes that are live throughout any valid plan
 
 
-def min_feasible_budget(g: Graph, alignment: int = DEFAULT_ALIGNMENT) -> MinBudget:
+def min_feasible_budget(g: Graph, alignment: int | None = None) -> MinBudget:
     """The least memory any valid plan can use: no plan fits a smaller budget.
 
     How it is computed (every term is forced in *every* valid plan):
@@ -111,8 +111,9 @@ def min_feasible_budget(g: Graph, alignment: int = DEFAULT_ALIGNMENT) -> MinBudg
     that needs them because any plan may free and recompute them. The bound is tight when
     every non-resident value can be recomputed from resident ones with only one op's
     footprint live (chains and trees); tests check it on such graphs. Alignment padding is
-    Sizes are rounded up to ``alignment`` as everywhere in the memory model.
+    Sizes are rounded up to ``alignment`` (None: the graph's) as everywhere in the memory model.
     """
+    alignment = alignment or g.alignment
     n = len(g.ops)
     T = g.tensors
 

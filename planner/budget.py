@@ -6,7 +6,6 @@ import math
 from .analysis import baseline_peak, min_feasible_budget
 from .errors import UserError
 from .graph import Graph
-from .plan import DEFAULT_ALIGNMENT
 
 
 def parse_ratio(text: str | float) -> float:
@@ -19,9 +18,9 @@ def parse_ratio(text: str | float) -> float:
     return r
 
 
-def budget_for(g: Graph, ratio: float, alignment: int = DEFAULT_ALIGNMENT, check_min: bool = True) -> int:
+def budget_for(g: Graph, ratio: float, alignment: int | None = None, check_min: bool = True) -> int:
     """Budget in bytes = floor(ratio x baseline peak); below the minimum feasible budget is a
-    user error that states that minimum as a ratio."""
+    user error that states that minimum as a ratio. ``alignment`` None: the graph's own."""
     ratio = parse_ratio(ratio)
     peak = baseline_peak(g, alignment)
     budget = int(ratio * peak)

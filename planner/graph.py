@@ -25,6 +25,7 @@ from .errors import GraphError
 from .jsonio import check_schema, dump_json, load_json
 
 GRAPH_SCHEMA_VERSION = 1
+DEFAULT_ALIGNMENT = 512  # bytes, like CUDA's caching allocator (captured models)
 
 #: Tensor kinds a capture or generator may use. Only ``producer is None`` decides residency.
 TENSOR_KINDS = (
@@ -71,6 +72,14 @@ class Graph:
     ops: tuple[Op, ...]                # captured execution order (topological)
     required: tuple[int, ...]          # tensors that must be live at the end of the step
     meta: dict[str, Any] = field(default_factory=dict, compare=True)  # model, batch, optimizer, seed, cost source...
+
+    @property
+    def alignment(self) -> int:
+        """Bytes every storage is rounded up to and every offset is a multiple of. Captured
+        models use the CUDA caching allocator's 512; formats whose sizes are exact or abstract
+        units (Checkmate's ``cost_ram``, minimalloc sizes, DTR trace bytes) declare 1 in
+        ``meta['alignment']``: padding their small sizes to 512 would change the problem."""
+        return int(self.meta.get("alignment", DEFAULT_ALIGNMENT))
 
     # ----- derived structure (computed once, cached on the instance) -----
     @cached_property

@@ -13,7 +13,7 @@ class SolveParams:
     threads: int = 1                # solver threads / CP-SAT workers
     seed: int = 0                   # solver and tie-break seed: same seed + threads = same answer
     solver: str = "highs"           # MILP/LP backend through PuLP: highs | cbc | gurobi
-    alignment: int = 512            # byte alignment of every offset
+    alignment: int | None = None    # bytes every storage is rounded to (None: the graph's, Graph.alignment)
     alloc_policy: str = "first-fit" # simulator allocator: first-fit | best-fit
     # Coop's three ideas (ablations switch one off)
     sliding_window: bool = True

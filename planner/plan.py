@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .errors import PlanFormatError, UserError
+from .graph import DEFAULT_ALIGNMENT  # noqa: F401 - re-exported: plans default to it
 from .jsonio import check_schema, dump_json, load_json
 
 PLAN_SCHEMA_VERSION = 1
-DEFAULT_ALIGNMENT = 512  # bytes, like CUDA's caching allocator
 
 COMPUTE = "compute"
 FREE = "free"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from .errors import UserError
@@ -78,6 +78,8 @@ def solve(graph: Graph, budget: int, method: str, params: SolveParams | None = N
     from .validator import validate
 
     params = params or SolveParams()
+    if params.alignment is None:  # every method sees the concrete alignment of this graph
+        params = replace(params, alignment=graph.alignment)
     fn = get_method(method)
     t0 = time.perf_counter()
     res = fn(graph, budget, params)

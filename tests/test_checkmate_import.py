@@ -87,3 +87,56 @@ def test_cli_import_then_solve(tmp_path):
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert res["status"] == "optimal" and res["valid"]
+
+
+def _small_units(tmp_path):
+    # cost_ram in small abstract units (as in published random layered graphs): padding each
+    # node to 512 bytes would make every node the same size
+    nodes = [{"id": 0, "cost_cpu": 1, "cost_ram": 3}, {"id": 1, "cost_cpu": 2, "cost_ram": 5},
+             {"id": 2, "cost_cpu": 3, "cost_ram": 2}, {"id": 3, "cost_cpu": 1, "cost_ram": 4, "backward": True},
+             {"id": 4, "cost_cpu": 1, "cost_ram": 1, "backward": True}]
+    links = [{"source": s, "target": t} for s, t in [(0, 1), (1, 2), (2, 3), (1, 3), (0, 4), (3, 4)]]
+    return load_checkmate(_write(tmp_path, nodes, links))
+
+
+def test_sizes_are_exact_units(tmp_path):
+    from planner.analysis import baseline_peak, min_feasible_budget
+
+    g = _small_units(tmp_path)
+    assert g.alignment == 1
+    # plain schedule: at node 3 the outputs of 0, 1, 2 and 3 are live together
+    assert baseline_peak(g) == 3 + 5 + 2 + 4
+    assert min_feasible_budget(g).bytes == 3 + 5 + 2 + 4 - 3  # node 3 needs 1, 2 and itself; 0 recomputable
+    assert baseline_peak(g, 512) == 4 * 512  # the captured models' padding, asked for explicitly
+
+
+def test_small_units_solve_exactly_and_alignment_survives_saving(tmp_path):
+    from planner.params import SolveParams
+    from planner.registry import solve
+
+    g = _small_units(tmp_path)
+    path = tmp_path / "g.graph.json"
+    g.save(str(path))
+    g2 = Graph.load(str(path))
+    assert g2.alignment == 1 and g2.hash == g.hash
+    # budget 11 (the minimum): node 0 must be freed before node 3 and recomputed for node 4
+    res = solve(g2, 11, "exact", SolveParams(time_limit=20))
+    assert res.status == "optimal" and res.validation["valid"]
+    assert res.plan.alignment == 1 and res.validation["peak_bytes"] <= 11
+    assert res.objective == pytest.approx(8 + 1)
+    joint = solve(g2, 11, "milp-joint", SolveParams(time_limit=20))
+    assert joint.status == "optimal" and joint.objective == pytest.approx(res.objective)
+
+
+def test_solve_alignment_flag(tmp_path):
+    g = _small_units(tmp_path)
+    path = tmp_path / "g.graph.json"
+    g.save(str(path))
+    out = subprocess.run([sys.executable, "-m", "planner", "solve", "--graph", str(path), "--ratio", "1.0",
+                          "--method", "none", "--alignment", "512", "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["baseline_peak_bytes"] == 4 * 512 and d["status"] == "optimal"
+    bad = subprocess.run([sys.executable, "-m", "planner", "solve", "--graph", str(path), "--ratio", "1.0",
+                          "--alignment", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--alignment" in bad.stderr and "Traceback" not in bad.stderr

@@ -31,7 +31,7 @@ def test_import_keeps_lifetimes_and_sizes(tmp_path):
         for y in bufs:
             (sx, ex), (sy, ey) = iv[x.id], iv[y.id]
             assert (sx <= ey and sy <= ex) == _overlaps(by[x.id].lower, by[x.id].upper, by[y.id].lower, by[y.id].upper)
-    assert baseline_peak(g) == live_lower_bound(bufs)  # sizes are multiples of 512 here
+    assert baseline_peak(g) == live_lower_bound(bufs)
     assert solve(g, baseline_peak(g) * 2, "none").status in ("optimal", "feasible")
 
 
@@ -49,3 +49,13 @@ def test_import_malformed_is_a_user_error(tmp_path, capsys):
     src.write_text("id,lower,upper,size\nb1,0,3\n")
     assert main(["import", str(src), "--format", "minimalloc", "--out", str(tmp_path / "g.json")]) == 2
     assert "line 2" in capsys.readouterr().err
+
+
+def test_sizes_are_not_padded(tmp_path):
+    # sizes that are no multiple of 512: the graph declares alignment 1, so the baseline
+    # schedule's peak is the CSV's live-bytes bound exactly
+    bufs, _, _ = guillotine(30, seed=1, capacity=3000, grain=3)
+    src = tmp_path / "p.csv"
+    src.write_text(format_csv(bufs))
+    g = load_minimalloc(str(src))
+    assert g.alignment == 1 and baseline_peak(g) == live_lower_bound(bufs) == 3000

@@ -135,3 +135,22 @@ def test_import_command(tmp_path, capsys):
     assert main(["import", bad, "--format", "dtr-trace", "--out", str(tmp_path / "b.json")]) == 2
     assert "bad.jsonl:1:" in capsys.readouterr().err
     assert importer("dtr-trace") is load_dtr_trace
+
+
+def test_trace_bytes_are_exact():
+    # REFERENCE: a trace's baseline peak is the highest total of live storages, constants
+    # included, in the trace's own bytes (no allocator padding)
+    lines = [L(INSTRUCTION="CONSTANT", NAME="x"), L(INSTRUCTION="MEMORY", NAME="x", MEMORY="100"),
+             L(INSTRUCTION="CALL", NAME="f", ARGS=["x"], RESULT=["a"], TIME="1"),
+             L(INSTRUCTION="MEMORY", NAME="a", MEMORY="30"), L(INSTRUCTION="ALIAS", NAME="a", ALIAS="-1"),
+             L(INSTRUCTION="CALL", NAME="g", ARGS=["a"], RESULT=["b"], TIME="1"),
+             L(INSTRUCTION="MEMORY", NAME="b", MEMORY="7"), L(INSTRUCTION="ALIAS", NAME="b", ALIAS="-1"),
+             L(INSTRUCTION="RELEASE", NAME="a")]
+    import tempfile
+    from pathlib import Path
+
+    from planner.analysis import baseline_peak
+
+    with tempfile.TemporaryDirectory() as d:
+        g = load_dtr_trace(write(Path(d), lines))
+    assert g.alignment == 1 and baseline_peak(g) == 137

@@ -5,6 +5,7 @@ import sys
 
 from ..analysis import baseline_cost, baseline_peak
 from ..budget import budget_for, parse_ratio
+from ..errors import UserError
 from ..models import load_graph_arg
 from ..params import SolveParams
 from ..registry import solve
@@ -22,6 +23,9 @@ def add_parser(sub) -> None:
     p.add_argument("--threads", type=int, default=1, help="solver threads")
     p.add_argument("--seed", type=int, default=0, help="solver seed")
     p.add_argument("--solver", default="highs", choices=("highs", "cbc", "gurobi"), help="MILP/LP backend")
+    p.add_argument("--alignment", type=int, default=None,
+                   help="bytes every storage is rounded up to (default: the graph's own: 512 for captured "
+                        "models, 1 for imported Checkmate graphs, DTR traces and minimalloc CSVs)")
     p.add_argument("--alloc-policy", default="first-fit", choices=("first-fit", "best-fit"))
     p.add_argument("--no-sliding-window", action="store_true", help="coop: DTE's eviction instead of the window")
     p.add_argument("--no-partition", action="store_true", help="coop: no cheap-tensor partitioning")
@@ -36,9 +40,16 @@ def add_parser(sub) -> None:
 def params_from_args(args) -> SolveParams:
     return SolveParams(
         time_limit=args.time_limit, threads=args.threads, seed=args.seed, solver=args.solver,
+        alignment=_alignment(getattr(args, "alignment", None)),
         alloc_policy=args.alloc_policy, sliding_window=not args.no_sliding_window,
         partition=not args.no_partition, inplace=not args.no_inplace, union_find=args.union_find,
         addresses=not args.no_addresses, verbose=getattr(args, "verbose", False))
+
+
+def _alignment(a: int | None) -> int | None:
+    if a is not None and a < 1:
+        raise UserError(f"--alignment must be a positive number of bytes, got {a}")
+    return a
 
 
 def run(args) -> int:

@@ -7,6 +7,8 @@ node ids are in topological order. Mapping:
   (kind ``gradient`` for backward nodes, else ``activation``); edges become inputs;
 - Checkmate graphs have no resident tensors (parameters are not modelled);
 - the sinks (nodes without successors) are the required outputs, live at the end;
+- ``cost_ram`` is taken as exact (alignment 1): published graphs use abstract units as well as
+  bytes, and rounding each node up to 512 would make small units all alike;
 - ops are ordered by node id when that order is topological, else by a stable topological
   sort (ids then name the op: ``Op.name`` = ``node <id>`` plus the node's name if it has one).
 """
@@ -72,7 +74,7 @@ def load_checkmate(path: str) -> Graph:
                       meta={"checkmate_id": k, "backward": bool(nd.get("backward", False))}))
     required = [pos[k] for k in order if not succs[k]]
     return make_graph(str(path).rsplit("/", 1)[-1], tensors, ops, required,
-                      {"source": "checkmate", "path": str(path)})
+                      {"source": "checkmate", "path": str(path), "alignment": 1})
 
 
 def _topological(nodes: dict, preds: dict, succs: dict, path: str) -> list:

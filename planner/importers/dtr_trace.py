@@ -218,7 +218,7 @@ class _Builder:
         required = list(dict.fromkeys(t for t in list(self.handle.values()) + sorted(self.pinned)
                                       if t not in overwritten))
         try:
-            return make_graph(name, tensors, ops, required, {"source": "dtr-trace", "path": str(path)})
+            return make_graph(name, tensors, ops, required, {"source": "dtr-trace", "path": str(path), "alignment": 1})
         except GraphError as exc:
             raise UserError(f"{path}: the trace does not form a valid graph: {exc}") from None
 

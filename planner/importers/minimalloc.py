@@ -15,10 +15,10 @@ data flow, so the graph is a *schedule skeleton*:
 - every op costs 1 ms (the CSV has no costs): rematerialisation results on such a graph only
   count recomputed sections, they say nothing about a real model.
 
-The DSA instance of the baseline schedule is therefore the CSV's one, up to the graph's
-common alignment (512 bytes: ``baseline_peak`` pads every storage, so it equals the CSV's
-live-bytes bound when sizes are multiples of 512). Per-buffer alignments are not part of
-the graph model and are only recorded in meta.
+The DSA instance of the baseline schedule is therefore exactly the CSV's one: the graph
+declares alignment 1 (``Graph.alignment``), so sizes are not padded and ``baseline_peak``
+equals the CSV's live-bytes bound. Per-buffer alignments are not part of the graph model and
+are only recorded in meta.
 """
 from __future__ import annotations
 
@@ -60,4 +60,5 @@ def load_minimalloc(path: str) -> Graph:
                       OP_COST, meta={"lower": bounds[k], "upper": bounds[k + 1]}))
         prev_token = token
     return make_graph(str(path), tensors, ops, (prev_token,),
-                      meta={"source": "minimalloc", "buffers": len(buffers), "cost_source": "unit (1 ms per section)"})
+                      meta={"source": "minimalloc", "buffers": len(buffers), "cost_source": "unit (1 ms per section)",
+                            "alignment": 1})
