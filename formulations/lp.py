@@ -29,27 +29,39 @@ from .schedule import lifetimes, place, stage_sequence
 def minimal_r(p: RematProblem, keep: list[set[int]]) -> list[list[int]]:
     """Stages (0..n, the last one computing no new op) with the fewest computations making
     the kept sets ``keep[t]`` (values kept into stage t, t = 0..n+1; keep[n+1] = values
-    required at the end) valid."""
+    required at the end) valid. ``keep`` is extended where validity needs it: an op may not
+    run after its ``limit`` stage (it reads a resident that an in-place write has replaced),
+    so when a stage would need it, its outputs are kept into that stage instead, which the
+    stage before must then provide. Stages are processed last to first so that each one sees
+    what the later ones added to the sets it provides."""
     V = p.values
-    stages: list[list[int]] = []
-    for t in range(p.n + 1):
-        need = {t} if t < p.n else set()
-        # values kept into t+1 that are not kept into t must be (re)computed in stage t
-        for v in keep[t + 1]:
-            if v not in keep[t] and V[v].producer <= t:
-                need.add(V[v].producer)
-        order = sorted(need, reverse=True)
-        done: set[int] = set()
-        while order:
-            c = order.pop(0)
-            if c in done:
-                continue
-            done.add(c)
-            for v in p.reads[c]:
-                if v not in keep[t] and V[v].producer not in done:
-                    order.append(V[v].producer)
-                    order.sort(reverse=True)
-        stages.append(sorted(done))
+    n = p.n
+    lim = p.limit or (n,) * n
+    stages: list[list[int]] = [[] for _ in range(n + 1)]
+    for t in range(n, -1, -1):
+        while True:
+            need = {t} if t < n else set()
+            # values kept into t+1 that are not kept into t must be (re)computed in stage t
+            for v in keep[t + 1]:
+                if v not in keep[t] and V[v].producer <= t:
+                    need.add(V[v].producer)
+            order = sorted(need, reverse=True)
+            done: set[int] = set()
+            while order:
+                c = order.pop(0)
+                if c in done:
+                    continue
+                done.add(c)
+                for v in p.reads[c]:
+                    if v not in keep[t] and V[v].producer not in done:
+                        order.append(V[v].producer)
+                        order.sort(reverse=True)
+            late = [c for c in done if c != t and lim[c] < t]
+            if not late:
+                break
+            for c in late:  # not allowed here: keep its outputs into stage t
+                keep[t].update(p.outs[c])
+        stages[t] = sorted(done)
     return stages
 
 

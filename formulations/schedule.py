@@ -59,6 +59,15 @@ def lifetimes(p: RematProblem, seq: list[int]) -> Lifetimes | None:
     if live:
         log.debug("sequence reads values never computed before: %s", sorted(live)[:5])
         return None
+    if p.limit:  # an op run after its limit stage would read a resident already overwritten in place
+        first = {}
+        for i, k in enumerate(seq):
+            first.setdefault(k, i)
+        for i, k in enumerate(seq):
+            w = p.limit[k]
+            if w < p.n and first.get(w, m) < i:
+                log.debug("op %d runs after op %d overwrote what it reads", k, w)
+                return None
     # forward: allocate, free after last use
     cur: dict[int, int] = {}       # live value -> block index
     blocks: list[list[int]] = []   # [value, lower, upper, size]

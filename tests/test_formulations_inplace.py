@@ -45,3 +45,30 @@ def test_inplace_update_plans_validate_at_every_budget():
                 assert len(upd) == 1 and upd[0].offsets == ()
                 seen_optimal |= r.status == "optimal"
     assert seen_optimal
+
+
+def test_a_reader_of_an_updated_resident_never_runs_after_the_update():
+    # the loss (required) depends on fwd1, which reads w; once sgd_ has overwritten w in
+    # place, recomputing fwd1 would read the new w. Lifetimes refuse such a sequence, and
+    # Checkmate's rounding (lp) keeps fwd1's output instead of scheduling it late (it used
+    # to, and the validator rejected lp's plan: "freed-then-used ... overwritten in place").
+    from formulations.lp import minimal_r
+    from formulations.problem import extract
+    from formulations.schedule import lifetimes, stage_sequence
+
+    g = _sgd_graph()
+    p = extract(g)
+    n = p.n
+    assert lifetimes(p, list(range(n))) is not None
+    assert lifetimes(p, list(range(n)) + [0, 1, 2]) is None  # fwd1 after sgd_
+    keep = [set() for _ in range(n + 2)]
+    keep[n + 1] = set(p.required)  # nothing kept between stages: everything recomputed
+    seq = stage_sequence(minimal_r(p, keep))
+    lt = lifetimes(p, seq)
+    assert lt is not None
+    sgd_at = seq.index(5)
+    assert 0 not in seq[sgd_at + 1:]
+    peak = baseline_peak(g)
+    for b in range(min_feasible_budget(g).bytes, peak + 1, A):
+        r = solve(g, b, "lp", SolveParams(time_limit=10))
+        assert r.status != "error", (b, r.message)
