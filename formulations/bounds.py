@@ -106,7 +106,7 @@ def closure_bound(p: RematProblem, capacity: int, deadline: float | None = None,
 
     import highspy
 
-    from .backends import _new_highs
+    from .backends import _new_highs, power_of_two_scale
 
     n, nv = p.n, len(p.values)
     if n == 0 or nv == 0:
@@ -125,14 +125,14 @@ def closure_bound(p: RematProblem, capacity: int, deadline: float | None = None,
     for _, t in order:
         if (deadline is not None and time.perf_counter() > deadline) or (max_stages is not None and done >= max_stages):
             break
-        val = _closure_lp(p, capacity, t, prod, size, last, limit, _new_highs, highspy)
+        val = _closure_lp(p, capacity, t, prod, size, last, limit, _new_highs, highspy, power_of_two_scale)
         done += 1
         if val > best:
             best, where = val, t
     return best, where, done
 
 
-def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy) -> float:
+def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy, power_of_two_scale) -> float:
     V = p.values
     must = set()
     for v in p.reads[t]:
@@ -213,7 +213,8 @@ def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy) -> 
     if nc == 0:
         return 0.0 if mem_const <= capacity else float("inf")
     h.addVars(nc, np.asarray(lo), np.asarray(hi))
-    h.changeColsCost(nc, np.arange(nc, dtype=np.int32), np.asarray(cost))
+    f = power_of_two_scale(p.cost)  # seconds-scale costs sit at HiGHS's tolerances (backends.cost_scale)
+    h.changeColsCost(nc, np.arange(nc, dtype=np.int32), np.asarray(cost) * f)
     for idx, val, rl, rh in rows:
         merged: dict[int, float] = {}
         for i, x in zip(idx, val):
@@ -227,4 +228,4 @@ def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy) -> 
         return float("inf")
     if st != highspy.HighsModelStatus.kOptimal:
         return 0.0  # no proof from this op
-    return float(h.getInfo().objective_function_value)
+    return float(h.getInfo().objective_function_value) / f
