@@ -98,8 +98,9 @@ def _new_highs(verbose: bool):
 
 def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
                 cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
-                options: dict | None = None) -> MipOutcome:
-    """``_solve_highs`` within a hard wall clock: large models run in a forked child that
+                options: dict | None = None, progress=None) -> MipOutcome:
+    """``_solve_highs`` within a hard wall clock (``progress``: a ``planner.progress.Progress``
+    that gets the best objective and bound every few seconds; a forked child logs them itself): large models run in a forked child that
     streams each improving solution (and the dual bound when HiGHS reports it) back, and is
     killed ``WATCHDOG_GRACE_S`` after the limit; the caller then gets the best streamed
     solution and bound with status ``feasible``/``timeout``, never a late answer."""
@@ -108,7 +109,7 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
 
     tl = float(time_limit if time_limit is not None else params.time_limit)
     kw = {"relax": relax, "time_limit": tl, "cutoff": cutoff, "lp_method": lp_method, "start": start,
-          "options": options}
+          "options": options, "progress": progress}
     if m.ncols < WATCHDOG_MIN_COLUMNS or not hasattr(os, "fork"):
         return _solve_highs(m, params, **kw)
     t0 = time.perf_counter()
@@ -186,7 +187,7 @@ def _child(conn, m: Model, params: SolveParams, kw: dict) -> None:
 
 def _solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
                  cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
-                 options: dict | None = None, on_solution=None, on_bound=None) -> MipOutcome:
+                 options: dict | None = None, on_solution=None, on_bound=None, progress=None) -> MipOutcome:
     """Solve with highspy. ``cutoff``: objective value (offset included) that no wanted
     solution reaches or exceeds; the MILP then prunes on it (exact cost-fixing incumbents).
     ``start``: a (partial) MIP start, column -> value; HiGHS completes a partial one by a
@@ -240,15 +241,22 @@ def _solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit:
             h.cbMipImprovingSolution.subscribe(
                 lambda e: on_solution(np.asarray(e.data_out.mip_solution, dtype=np.float64).copy(),
                                       float(e.data_out.objective_function_value) / f + m.offset))
-        if on_bound is not None and not relax:
+        if (on_bound is not None or (progress is not None and progress.enabled)) and not relax:
             last = [0.0]
 
-            def bound_cb(e) -> None:
+            def interrupt_cb(e) -> None:
                 now = time.perf_counter()
-                if now - last[0] > 1.0 and np.isfinite(e.data_out.mip_dual_bound):
-                    last[0] = now
-                    on_bound(float(e.data_out.mip_dual_bound) / f + m.offset)
-            h.cbMipInterrupt.subscribe(bound_cb)
+                if now - last[0] <= 1.0:
+                    return
+                last[0] = now
+                db = float(e.data_out.mip_dual_bound)
+                bound = db / f + m.offset if np.isfinite(db) else None
+                if on_bound is not None and bound is not None:
+                    on_bound(bound)
+                if progress is not None:
+                    ov = float(e.data_out.objective_function_value)
+                    progress.figures("MILP", ov / f + m.offset if np.isfinite(ov) else None, bound)
+            h.cbMipInterrupt.subscribe(interrupt_cb)
         build_s = time.perf_counter() - t0
         # HiGHS's clock starts at run(): loading a large model counts against the caller's limit
         h.setOptionValue("time_limit", float(max(0.01, (time_limit if time_limit is not None

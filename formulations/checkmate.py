@@ -13,6 +13,7 @@ import time
 
 from planner.graph import Graph
 from planner.params import SolveParams
+from planner.progress import Progress
 from planner.result import Result
 
 from .backends import solve_pulp
@@ -29,8 +30,12 @@ def solve_checkmate(g: Graph, budget: int, params: SolveParams) -> Result:
     if m is None:
         return Result("checkmate", "infeasible", message="model infeasible by construction", backend="model")
     reserve = min(5.0, 0.1 * params.time_limit)  # time kept for the address assignment
+    prog = Progress("checkmate", t0)
+    prog.note(f"published MILP: {m.ncols} columns, {m.nrows} rows, through PuLP/{params.solver} "
+              f"(no progress until it returns)")
     out = solve_pulp(m, params, time_limit=max(0.1, params.time_limit - reserve - (time.perf_counter() - t0)))
     stats = {"model": dict(m.stats), "milp_seconds": out.seconds, "milp_status": out.status}
+    prog.figures(f"MILP {out.status}", out.objective, out.bound, force=True)
     if out.status == "infeasible":
         return Result("checkmate", "infeasible", backend=out.backend, stats=stats,
                       message="Checkmate MILP infeasible at this budget")

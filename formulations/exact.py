@@ -54,6 +54,7 @@ from dataclasses import replace
 
 from planner.graph import Graph
 from planner.params import SolveParams
+from planner.progress import Progress
 from planner.result import Result, gap_of
 
 from .backends import solve_highs
@@ -179,6 +180,7 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
     if isinstance(s, Result):
         return s
     p, cap, deadline = s.p, s.cap, s.deadline
+    prog = Progress("exact", s.t0)
     total = float(sum(p.cost))
     kb, kb_at = knapsack_bound(p, cap)
     if kb == float("inf"):
@@ -186,8 +188,11 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
             f"no plan fits: at the first run of op {kb_at} ({g.ops[kb_at].name}) the values that must be "
             f"live (its inputs, and what nothing can recompute later) plus every other value still "
             f"needed exceed the budget even with the cheapest drops (knapsack bound)"))
+    prog.note(f"{p.n} ops, capacity {cap} units; looking for an incumbent (plain schedule, heuristics, greedy)")
     inc, src, tried = _incumbent(g, p, budget, params, deadline)
     stats: dict = {"incumbent": src or "none found", "incumbent_costs": tried}
+    prog.note(f"incumbent {src}: cost {inc.objective:.6g} (overhead {inc.objective / total - 1:.2%})"
+              if inc is not None else "no incumbent found")
     if inc is not None and src == "none":
         plan = replace(inc.plan, method="exact")
         return Result("exact", "optimal", plan=plan, objective=inc.objective, lower_bound=total, gap=0.0,
@@ -213,6 +218,7 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
                 f"no plan fits: at the first run of op {cb_at} ({g.ops[cb_at].name}) the values that must "
                 f"be live, with what recomputing the others needs, exceed the budget (closure bound)"))
     bound = total + max(kb, cb)
+    prog.figures("knapsack and closure bounds", inc.objective if inc is not None else None, bound, force=True)
     stats["knapsack_bound"] = total + kb
     stats["bound_before_milp"] = bound
     if inc_cost is not None and inc_cost <= bound * (1 + 1e-9):
@@ -249,7 +255,11 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
             # interrupted and overran a 60 s limit by 30 s; without it the limit holds
             opts.setdefault("presolve", "off")
         stats["highs_options"] = opts
-        out = solve_highs(m, params, time_limit=left, cutoff=inc_cost, start=start, options=opts)
+        prog.note(f"MILP round {rounds}: {m.ncols} columns, {m.nrows} rows, {len(rec)} recomputable ops, "
+                  f"{left:.0f} s left")
+        out = solve_highs(m, params, time_limit=left, cutoff=inc_cost, start=start, options=opts, progress=prog)
+        prog.figures(f"MILP round {rounds} {out.status}", out.objective if out.objective is not None else inc_cost,
+                     out.bound, force=True)
         stats["milp_seconds"] = stats.get("milp_seconds", 0.0) + out.seconds
         stats["nodes"] = stats.get("nodes", 0) + out.nodes
         log.info("exact round %d: %s obj %s bound %s (%.1fs)", rounds, out.status, out.objective, out.bound, out.seconds)

@@ -24,6 +24,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="planner", description="Coop Planner: rematerialization and address planning for training memory")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr during long solves")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
         try:
@@ -36,11 +37,28 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _show_progress(quiet: bool, verbose: bool) -> None:
+    """Progress of long solves (planner.progress) on stderr, one plain line each."""
+    from .progress import LOGGER
+
+    if quiet:
+        LOGGER.setLevel(logging.WARNING)
+        return
+    LOGGER.setLevel(logging.INFO)
+    if not verbose and not any(getattr(h, "_coop_progress", False) for h in LOGGER.handlers):
+        h = logging.StreamHandler(sys.stderr)
+        h.setFormatter(logging.Formatter("%(message)s"))
+        h._coop_progress = True  # main() may run several times in one process (tests)
+        LOGGER.addHandler(h)
+        LOGGER.propagate = False  # not twice through the root handler
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                             format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+        _show_progress(quiet=args.quiet, verbose=args.verbose)
         return int(args.func(args) or 0)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)

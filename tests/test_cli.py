@@ -122,3 +122,18 @@ def test_real_subprocess():
     p = subprocess.run([sys.executable, "-m", "planner", "solve", "--model", "x", "--ratio", "2"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_long_solves_report_progress_on_stderr_only():
+    # exact below the plain peak: incumbent, bounds and MILP figures on stderr, JSON alone on stdout
+    args = [sys.executable, "-m", "planner", "solve", "--model", "chain:16", "--ratio", "0.6",
+            "--method", "exact", "--time-limit", "20", "--json"]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["status"] == "optimal"
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("[")]
+    assert any("exact: incumbent" in ln or "exact: no incumbent" in ln for ln in lines), p.stderr
+    assert any("bound" in ln for ln in lines) and all("s] exact:" in ln for ln in lines), lines
+    q = subprocess.run(args[:3] + ["--quiet"] + args[3:], capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0 and not [ln for ln in q.stderr.splitlines() if ln.startswith("[")], q.stderr
