@@ -3,7 +3,9 @@ allocation), by decomposition.
 
 Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
 1. *Incumbent*: the plain schedule when it fits (then it is optimal: every op once), else the
-   best runtime heuristic plan (``coop`` and two of its ablations, ``dtr``, ``dte``), or the greedy of
+   cheapest of gap eviction (``formulations.gapevict``, in Checkmate's schedule class: the only
+   source that plans random layered graphs, where every other one thrashes or gets stuck), the
+   runtime heuristic plans (``coop`` and two of its ablations, ``dtr``, ``dte``) and the greedy of
    ``formulations.greedy``, each also with its unneeded recomputations dropped
    (``formulations.improve``: unet 0.5 28.4% -> 13.0%); ``stats['incumbent']`` names the source.
 2. *Master*: Checkmate's MILP on HiGHS (highspy, 1 thread by default) with exact cost fixing
@@ -27,9 +29,9 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
 
 No cap on recomputations is imposed: an op may run once per stage.
 
-Time limit (``params.time_limit``) is one budget for everything: the plain schedule and the
-heuristics get 30% of what is left each (their placements read ``time_limit``), the greedy 20%
-(at most 20 s), the model build stops at the deadline less a reserve (``BuildTimeout``),
+Time limit (``params.time_limit``) is one budget for everything: the plain schedule, gap
+eviction (at most 20 s) and the heuristics get 30% of what is left each (their placements read
+``time_limit``), the greedy 20% (at most 20 s), the model build stops at the deadline less a reserve (``BuildTimeout``),
 HiGHS gets what is left after loading the model minus the reserve (min(5 s, 10%)), and the
 reserve places the master's schedule. Measured (bench_exact, 60 s): unet 0.5 55.6 s (was
 74 s), layered:250 0.8 56.9 s (was 102.5 s), layered:500 0.8 56.2 s (was 90 s).
@@ -85,7 +87,7 @@ PRUNE_TARGETS = (1.0, 0.97)
 
 
 def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -> tuple[Result | None, str, dict]:
-    """Best validated plan from the plain schedule, the heuristics, or the greedy."""
+    """Best validated plan from the plain schedule, gap eviction, the heuristics, or the greedy."""
     from planner import registry
 
     tried: dict[str, object] = {}
@@ -102,6 +104,22 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
     best: Result | None = None
     src = ""
     seqs: dict[str, list[int]] = {}  # op sequences of the plans found, for the pruning pass
+    from .greedy import greedy_plan
+    from .improve import ORDERS, prune_recomputations
+    from .schedule import build_plan, lifetimes, place
+    from .validator_bridge import validated
+    cap = p.capacity(budget)
+
+    def as_result(lt, offs) -> Result:
+        return validated(g, Result("greedy", "feasible", plan=build_plan(p, lt, offs, budget, "exact"),
+                                   objective=lt.cost))
+
+    # gap eviction first (formulations.gapevict): tenths of a second, and the only source that
+    # plans random layered graphs, where the heuristics and the greedy thrash or get stuck
+    r = _gap_incumbent(p, cap, params, min(0.3 * (deadline - time.perf_counter()), 20.0), as_result, tried)
+    if r is not None:
+        seqs["gap"] = [st.ref for st in r.plan.steps if st.kind == "compute"]
+        best, src = r, "gap"
     known = registry.methods()
     if params.warm_start:
         for name, method, flags in HEURISTICS:
@@ -121,16 +139,6 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
                 seqs[name] = [st.ref for st in r.plan.steps if st.kind == "compute"]
                 if best is None or r.objective < best.objective:
                     best, src = r, name
-    from .greedy import greedy_plan
-    from .improve import ORDERS, prune_recomputations
-    from .schedule import build_plan, lifetimes, place
-    from .validator_bridge import validated
-    cap = p.capacity(budget)
-
-    def as_result(lt, offs) -> Result:
-        return validated(g, Result("greedy", "feasible", plan=build_plan(p, lt, offs, budget, "exact"),
-                                   objective=lt.cost))
-
     left = max(0.1, min(0.2 * (deadline - time.perf_counter()), 20.0))
     gp = greedy_plan(p, cap, left, params.seed, params.threads)
     if gp is not None:
@@ -172,6 +180,38 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
         if r.has_plan and (best is None or r.objective < best.objective):
             best, src = r, label
     return best, src, tried
+
+
+def _gap_incumbent(p, cap: int, params: SolveParams, seconds: float, as_result, tried: dict) -> Result | None:
+    """The cheapest gap-eviction sequence that places, as a validated Result (None: none).
+    Each variant runs at the capacity, then at a little less when the cheapest does not place
+    (fragmentation), like the greedy; the whole search spends at most ``seconds``."""
+    from .gapevict import gap_sequences
+    from .schedule import lifetimes, place
+
+    t0 = time.perf_counter()
+    stop = t0 + max(0.1, seconds)
+    for shrink in (1.0, 0.97, 0.93):
+        best = None
+        for label, seq in gap_sequences(p, int(cap * shrink), stop):
+            lt = lifetimes(p, seq)
+            if lt is not None and lt.peak_units <= cap and (best is None or lt.cost < best[1].cost):
+                best = (label, lt)
+        if best is None:
+            tried["gap"] = "stuck" if time.perf_counter() < stop else "skipped: time limit"
+            if time.perf_counter() >= stop:
+                return None
+            continue
+        label, lt = best
+        pl = place(lt, cap, max(0.1, min(5.0, stop - time.perf_counter())), params.seed, params.threads)
+        if pl.offsets is None:
+            tried["gap"] = f"not placed ({label}@{shrink:g})"
+            continue
+        r = as_result(lt, pl.offsets)
+        tried["gap"] = r.objective if r.has_plan else r.status
+        log.info("exact: gap eviction %s@%g: %s (%.2fs)", label, shrink, tried["gap"], time.perf_counter() - t0)
+        return r if r.has_plan else None
+    return None
 
 
 def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
