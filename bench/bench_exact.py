@@ -61,6 +61,18 @@ def row(model: str, ratio: float, tl: float, cm_tl: float, run_cm: bool) -> str:
     return out + f" | checkmate {cm.status:10s} {tc:7.2f}s | speed {ratio_s}"
 
 
+def _option_value(val: str):
+    """A HiGHS option value from the command line: int, float, bool or string."""
+    if val.lstrip("-").isdigit():
+        return int(val)
+    if val in ("true", "false"):
+        return val == "true"
+    try:
+        return float(val)
+    except ValueError:
+        return val
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="layered:100,layered:250,layered:500")
@@ -81,7 +93,7 @@ def main() -> None:
         from formulations import exact
         for kv in a.highs:
             key, val = kv.split("=", 1)
-            exact.HIGHS_OPTIONS[key] = int(val) if val.lstrip("-").isdigit() else val
+            exact.HIGHS_OPTIONS[key] = _option_value(val)
         print(f"HiGHS options: {exact.HIGHS_OPTIONS}")
     if a.v:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr)

@@ -113,3 +113,29 @@ def test_gap_sequences_restart_only_when_every_variant_is_stuck():
     assert got and all("s" in label for label, _ in got)
     for _, seq in got:
         assert lifetimes(p, seq).peak_units <= cap
+
+
+def test_gap_incumbent_places_the_cheapest_candidate_and_validates():
+    from formulations.exact import _gap_incumbent
+    from formulations.schedule import build_plan
+    from formulations.validator_bridge import validated
+    from planner.result import Result
+
+    g = load_model("layered:100")
+    budget = int(0.8 * baseline_peak(g))
+    p = extract(g)
+    cap = p.capacity(budget)
+
+    def as_result(lt, offs):
+        return validated(g, Result("gap", "feasible", plan=build_plan(p, lt, offs, budget, "exact"),
+                                   objective=lt.cost))
+
+    tried: dict = {}
+    t0 = time.perf_counter()
+    r = _gap_incumbent(p, cap, SolveParams(), 10.0, as_result, tried)
+    assert time.perf_counter() - t0 <= 10.0 + 2
+    assert r is not None and r.has_plan
+    from planner.validator import validate
+    assert validate(g, r.plan).valid
+    raw = lifetimes(p, gap_sequence(p, cap)).cost
+    assert r.objective <= raw + 1e-9 and tried["gap"] == r.objective
