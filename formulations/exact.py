@@ -8,6 +8,9 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    runtime heuristic plans (``coop`` and two of its ablations, ``dtr``, ``dte``) and the greedy of
    ``formulations.greedy``, each also with its unneeded recomputations dropped
    (``formulations.improve``: unet 0.5 28.4% -> 13.0%); ``stats['incumbent']`` names the source.
+   On layered:100 at 0.9 the gap-eviction plan is the optimum (547): cost fixing then leaves 62
+   of 100 ops recomputable (17k columns instead of 30k) and HiGHS proves it in 39-70 s; at 0.8
+   the slack (27) exceeds every op's cost (at most 10), so cost fixing removes nothing there.
 2. *Master*: Checkmate's MILP on HiGHS (highspy, 1 thread by default) with exact cost fixing
    (slack = incumbent cost - cost of every op once; an op whose own cost reaches the slack is
    never recomputed in a better plan, so its R columns vanish), sparsification (S/F/U and
@@ -79,7 +82,10 @@ HIGHS_OPTIONS: dict = {}
 # Give HiGHS the incumbent's stages (R columns only: a partial start HiGHS completes by a
 # sub-MIP) as a MIP start. Measured (bench_exact --models chain:64,chain:128 --ratios 0.5,
 # 60 s): same objective and gap with and without (the cutoff already prunes as hard), and the
-# completion sub-MIP overran the limit on chain:128 (71.6 s vs 56.5 s). Off by default.
+# completion sub-MIP overran the limit on chain:128 (71.6 s vs 56.5 s). Again with the
+# gap-eviction incumbent (bench_exact --mip-start --models layered:100,layered:250 --ratios 0.9,
+# 120 s): layered:100 not proven in 117 s (gap 0.37%) against proven in 39-70 s without; layered:250
+# gap 0.36% against 0.37%. Off by default.
 MIP_START = False
 PRESOLVE_MAX_COLUMNS = 150_000  # above this the master runs without HiGHS presolve (see below)
 # capacities the incumbent pruning aims at, as fractions of the real one: the first that places
