@@ -4,7 +4,8 @@
                                 [--time-limit 120] [--checkmate-limit 120] [--no-checkmate]
                                 [--highs presolve=off ...] [--mip-start]
 
-Prints one row per (model, ratio): ops, exact's status / seconds / objective / gap, Checkmate's
+Prints one row per (model, ratio): ops, exact's status / seconds / objective (overhead over the
+plain schedule) / lower bound / gap / incumbent source / recomputable ops / master columns, Checkmate's
 status / seconds, and the speed ratio checkmate_seconds / exact_seconds (measured in the same
 process; ">=" when Checkmate did not prove within its limit, so the ratio is a lower bound).
 Budgets below the minimum feasible budget are reported as such (proven infeasible by the bound).
@@ -39,9 +40,13 @@ def row(model: str, ratio: float, tl: float, cm_tl: float, run_cm: bool) -> str:
     te = time.perf_counter() - t0
     gap = "-" if ex.gap is None else f"{ex.gap * 100:.2f}%"
     obj = "-" if ex.objective is None else f"{ex.objective:.6g}"
-    out = (f"{head}  exact {ex.status:10s} {te:7.2f}s obj {obj:>9s} gap {gap:>7s} "
+    plain = sum(op.cost for op in g.ops)
+    over = "-" if ex.objective is None else f"{100 * (ex.objective / plain - 1):.2f}%"
+    lb = "-" if ex.lower_bound is None else f"{ex.lower_bound:.6g}"
+    cols = ex.stats.get("model", {}).get("columns", "-")
+    out = (f"{head}  exact {ex.status:10s} {te:7.2f}s obj {obj:>9s} ({over:>6s}) bound {lb:>9s} gap {gap:>7s} "
            f"inc {ex.stats.get('incumbent', '-')}/{ex.stats.get('returned', 'milp')} "
-           f"rec {ex.stats.get('recomputable_ops', '-')}")
+           f"rec {ex.stats.get('recomputable_ops', '-')} cols {cols}")
     if not run_cm:
         return out
     t0 = time.perf_counter()
@@ -54,6 +59,18 @@ def row(model: str, ratio: float, tl: float, cm_tl: float, run_cm: bool) -> str:
     else:
         ratio_s = "n/a"
     return out + f" | checkmate {cm.status:10s} {tc:7.2f}s | speed {ratio_s}"
+
+
+def _option_value(val: str):
+    """A HiGHS option value from the command line: int, float, bool or string."""
+    if val.lstrip("-").isdigit():
+        return int(val)
+    if val in ("true", "false"):
+        return val == "true"
+    try:
+        return float(val)
+    except ValueError:
+        return val
 
 
 def main() -> None:
@@ -76,7 +93,7 @@ def main() -> None:
         from formulations import exact
         for kv in a.highs:
             key, val = kv.split("=", 1)
-            exact.HIGHS_OPTIONS[key] = int(val) if val.lstrip("-").isdigit() else val
+            exact.HIGHS_OPTIONS[key] = _option_value(val)
         print(f"HiGHS options: {exact.HIGHS_OPTIONS}")
     if a.v:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr)

@@ -3,9 +3,14 @@ allocation), by decomposition.
 
 Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
 1. *Incumbent*: the plain schedule when it fits (then it is optimal: every op once), else the
-   best runtime heuristic plan (``coop`` and two of its ablations, ``dtr``, ``dte``), or the greedy of
+   cheapest of gap eviction (``formulations.gapevict``, in Checkmate's schedule class: the only
+   source that plans random layered graphs, where every other one thrashes or gets stuck), the
+   runtime heuristic plans (``coop`` and two of its ablations, ``dtr``, ``dte``) and the greedy of
    ``formulations.greedy``, each also with its unneeded recomputations dropped
    (``formulations.improve``: unet 0.5 28.4% -> 13.0%); ``stats['incumbent']`` names the source.
+   On layered:100 at 0.9 the gap-eviction plan is the optimum (547): cost fixing then leaves 62
+   of 100 ops recomputable (17k columns instead of 30k) and HiGHS proves it in 39-70 s; at 0.8
+   the slack (27) exceeds every op's cost (at most 10), so cost fixing removes nothing there.
 2. *Master*: Checkmate's MILP on HiGHS (highspy, 1 thread by default) with exact cost fixing
    (slack = incumbent cost - cost of every op once; an op whose own cost reaches the slack is
    never recomputed in a better plan, so its R columns vanish), sparsification (S/F/U and
@@ -27,9 +32,9 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
 
 No cap on recomputations is imposed: an op may run once per stage.
 
-Time limit (``params.time_limit``) is one budget for everything: the plain schedule and the
-heuristics get 30% of what is left each (their placements read ``time_limit``), the greedy 20%
-(at most 20 s), the model build stops at the deadline less a reserve (``BuildTimeout``),
+Time limit (``params.time_limit``) is one budget for everything: the plain schedule, gap
+eviction (at most 20 s) and the heuristics get 30% of what is left each (their placements read
+``time_limit``), the greedy 20% (at most 20 s), the model build stops at the deadline less a reserve (``BuildTimeout``),
 HiGHS gets what is left after loading the model minus the reserve (min(5 s, 10%)), and the
 reserve places the master's schedule. Measured (bench_exact, 60 s): unet 0.5 55.6 s (was
 74 s), layered:250 0.8 56.9 s (was 102.5 s), layered:500 0.8 56.2 s (was 90 s).
@@ -78,15 +83,19 @@ HIGHS_OPTIONS: dict = {}
 # Give HiGHS the incumbent's stages (R columns only: a partial start HiGHS completes by a
 # sub-MIP) as a MIP start. Measured (bench_exact --models chain:64,chain:128 --ratios 0.5,
 # 60 s): same objective and gap with and without (the cutoff already prunes as hard), and the
-# completion sub-MIP overran the limit on chain:128 (71.6 s vs 56.5 s). Off by default.
+# completion sub-MIP overran the limit on chain:128 (71.6 s vs 56.5 s). Again with the
+# gap-eviction incumbent (bench_exact --mip-start --models layered:100,layered:250 --ratios 0.9,
+# 120 s): layered:100 not proven in 117 s (gap 0.37%) against proven in 39-70 s without; layered:250
+# gap 0.36% against 0.37%. Off by default.
 MIP_START = False
 PRESOLVE_MAX_COLUMNS = 150_000  # above this the master runs without HiGHS presolve (see below)
 # capacities the incumbent pruning aims at, as fractions of the real one: the first that places
 PRUNE_TARGETS = (1.0, 0.97)
+PLACE_TRY_S = 4.0  # DSA time per gap-eviction candidate (see _gap_incumbent)
 
 
 def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -> tuple[Result | None, str, dict]:
-    """Best validated plan from the plain schedule, the heuristics, or the greedy."""
+    """Best validated plan from the plain schedule, gap eviction, the heuristics, or the greedy."""
     from planner import registry
 
     tried: dict[str, object] = {}
@@ -103,6 +112,22 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
     best: Result | None = None
     src = ""
     seqs: dict[str, list[int]] = {}  # op sequences of the plans found, for the pruning pass
+    from .greedy import greedy_plan
+    from .improve import ORDERS, prune_recomputations
+    from .schedule import build_plan, lifetimes, place
+    from .validator_bridge import validated
+    cap = p.capacity(budget)
+
+    def as_result(lt, offs) -> Result:
+        return validated(g, Result("greedy", "feasible", plan=build_plan(p, lt, offs, budget, "exact"),
+                                   objective=lt.cost))
+
+    # gap eviction first (formulations.gapevict): tenths of a second, and the only source that
+    # plans random layered graphs, where the heuristics and the greedy thrash or get stuck
+    r = _gap_incumbent(p, cap, params, min(0.3 * (deadline - time.perf_counter()), 20.0), as_result, tried)
+    if r is not None:
+        seqs["gap"] = [st.ref for st in r.plan.steps if st.kind == "compute"]
+        best, src = r, "gap"
     known = registry.methods()
     if params.warm_start:
         for name, method, flags in HEURISTICS:
@@ -122,16 +147,6 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
                 seqs[name] = [st.ref for st in r.plan.steps if st.kind == "compute"]
                 if best is None or r.objective < best.objective:
                     best, src = r, name
-    from .greedy import greedy_plan
-    from .improve import ORDERS, prune_recomputations
-    from .schedule import build_plan, lifetimes, place
-    from .validator_bridge import validated
-    cap = p.capacity(budget)
-
-    def as_result(lt, offs) -> Result:
-        return validated(g, Result("greedy", "feasible", plan=build_plan(p, lt, offs, budget, "exact"),
-                                   objective=lt.cost))
-
     left = max(0.1, min(0.2 * (deadline - time.perf_counter()), 20.0))
     gp = greedy_plan(p, cap, left, params.seed, params.threads)
     if gp is not None:
@@ -173,6 +188,52 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
         if r.has_plan and (best is None or r.objective < best.objective):
             best, src = r, label
     return best, src, tried
+
+
+def _gap_incumbent(p, cap: int, params: SolveParams, seconds: float, as_result, tried: dict) -> Result | None:
+    """The cheapest gap-eviction sequence that places, as a validated Result (None: none).
+    Every variant's sequence and its pruned form (``formulations.improve``) are candidates;
+    they are placed cheapest first, at most ``PLACE_TRY_S`` each, because near the capacity
+    the DSA places one sequence in 2-4 s and times out on an equally tight other (measured on
+    layered:250 at 0.8: pruned 1391 placed in 3.6 s, unpruned 1392 not in 10 s; layered:500 at
+    0.9 the other way round). When none places, again at a little less capacity. The whole
+    search spends at most ``seconds``."""
+    from .gapevict import gap_sequences
+    from .improve import prune_recomputations
+    from .schedule import lifetimes, place
+
+    t0 = time.perf_counter()
+    stop = t0 + max(0.1, seconds)
+    for shrink in (1.0, 0.97, 0.93):
+        target = int(cap * shrink)
+        cands: dict[tuple[int, ...], object] = {}
+        for label, seq in gap_sequences(p, target, t0 + 0.5 * (stop - t0)):
+            pruned = prune_recomputations(p, seq, target, time.perf_counter() + 0.05 * (stop - t0))
+            for s, name in ((seq, label), (pruned, label + "+prune")):
+                lt = lifetimes(p, s)
+                if lt is not None and lt.peak_units <= cap and lt.seq not in cands:
+                    cands[lt.seq] = (lt.cost, name, lt)
+        if not cands:
+            tried["gap"] = "stuck" if time.perf_counter() < stop else "skipped: time limit"
+            if time.perf_counter() >= stop:
+                return None
+            continue
+        for cost, name, lt in sorted(cands.values(), key=lambda c: (c[0], c[1])):
+            left = stop - time.perf_counter()
+            if left <= 0.1:
+                break
+            pl = place(lt, cap, min(PLACE_TRY_S, left), params.seed, params.threads)
+            if pl.offsets is None:
+                tried["gap"] = f"not placed ({name}@{shrink:g})"
+                continue
+            r = as_result(lt, pl.offsets)
+            tried["gap"] = r.objective if r.has_plan else r.status
+            log.info("exact: gap eviction %s@%g: %s (%.2fs)", name, shrink, tried["gap"], time.perf_counter() - t0)
+            if r.has_plan:
+                return r
+        if time.perf_counter() >= stop:
+            return None
+    return None
 
 
 def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
