@@ -39,9 +39,10 @@ below removes it, and each rule is proved not to:
 
 Every rule above holds for the least placement, so the search follows its listing to the end.
 The twin rule matters where stacks of equal lifespans are common (guillotine tilings cut them
-horizontally; traces repeat layers): without it every order of such a stack is tried. Search
-alone, 10 s per instance, tiling/holes/trace at 150-450 buffers: 11/18 solved (was 9/18),
-holes 150 seed 0 in 7.1k nodes (was 20.7k), 300 seed 0 in 2.3k (was 9.3k).
+horizontally; traces repeat layers): without it every order of such a stack is tried.
+``bench/bench_dsa.py --families holes,tiling,trace --engine search --no-cpsat`` (60 s, 2 seeds,
+150-450 buffers): 11/18 solved (was 10/18; tiling 300 seed 1 in 12.3 s, was a timeout), holes
+150 seed 0 in 7.1k nodes (was 20.7k), 300 seed 0 in 2.3k (was 9.3k).
 
 Candidates at a node are tried by minimum offset, then those that leave no hole under them
 (every section they cover is already filled up to their offset) before those that do, then
