@@ -3,7 +3,10 @@
 Instances are feasible by construction at a capacity equal to their peak
 (``formulations.dsa_instances``): ``tiling`` cuts [0, T) × [0, 2^20) into n buffers by
 guillotine cuts (exactly tight at every time), ``holes`` removes a fifth of the pieces away
-from one time column (exactly tight there, slack elsewhere). For each instance it runs, in
+from one time column (exactly tight there, slack elsewhere), ``trace`` is accelerator-like
+(short-lived power-of-two-ish buffers, a few long-lived large ones, greedy-placed, then the
+gaps under the peak filled at a few time columns: exactly tight there). ``--families``
+defaults to tiling and holes (the historical figure). For each instance it runs, in
 this process and on one thread:
 - greedy best-fit (does it fit the tight capacity at all?),
 - ``solve_dsa`` (greedy fast path, then the exact engine, ``--engine``) with ``--time-limit``;
@@ -26,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from formulations.dsa import _arrays, check_solution, greedy_best_fit, solve_dsa
 from formulations.dsa_cpsat import cpsat_place
-from formulations.dsa_instances import guillotine, with_holes
+from formulations.dsa_instances import guillotine, trace, with_holes
 
-FAMILIES = {"tiling": guillotine, "holes": with_holes}
+FAMILIES = {"tiling": guillotine, "holes": with_holes, "trace": trace}
 
 
 def main(argv: list[str] | None = None) -> int:

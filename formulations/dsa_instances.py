@@ -8,12 +8,20 @@ tight everywhere, like minimalloc's "challenging" benchmarks (which are tight at
 ``with_holes``: the same, then a fraction of the pieces that do not cover one chosen time
 column are removed: the instance stays exactly tight at that column (peak = C) and gains
 slack elsewhere, which widens the search (gaps are allowed) instead of forcing a tiling.
+
+``trace``: closer to accelerator traces than tilings: mostly short-lived activations and
+temporaries of power-of-two-ish sizes (64 B · 2^k, sometimes · 1.5), a few long-lived large
+buffers (weights, saved activations), placed by greedy best-fit; the capacity is that
+placement's peak. Then at a few time columns every gap under the peak is filled with
+buffers (power-of-two pieces of the gap, lifespans around the column inside the free time
+of that address range), so the live bytes there equal the capacity: the construction is a
+witness and the capacity is exactly the minimum peak, tight at several columns.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .dsa import Buffer
+from .dsa import Buffer, _arrays, _greedy_offsets
 
 
 def guillotine(n: int, seed: int = 0, horizon: int = 1000, capacity: int = 1 << 20,
@@ -57,3 +65,50 @@ def with_holes(n: int, seed: int = 0, drop: float = 0.2, **kw) -> tuple[list[Buf
     col = int(rng.integers(0, max(b.upper for b in bufs)))
     keep = [b for b in bufs if b.lower <= col < b.upper or rng.random() >= drop]
     return keep, {b.id: offs[b.id] for b in keep}, cap
+
+
+def trace(n: int, seed: int = 0, long_frac: float = 0.05, columns: int = 4,
+          grain: int = 64) -> tuple[list[Buffer], dict[str, int], int]:
+    """(buffers, offsets of the construction, capacity) with about n buffers (fillers included)."""
+    rng = np.random.default_rng(seed + 104729)
+    base = max(2, round(0.8 * n))
+    horizon = max(8, base // 2)
+    rows = []  # (lower, upper, size)
+    for _ in range(base):
+        if rng.random() < long_frac:  # long-lived and large: 16-32 KiB · 2^k, over much of the horizon
+            length = int(rng.integers(horizon // 3, horizon + 1))
+            size = (1 << int(rng.integers(14, 17))) * int(rng.choice([1, 1, 2, 3]))
+        else:  # short-lived: a few steps, small sizes more likely (geometric exponent)
+            length = int(min(horizon, rng.geometric(0.25)))
+            k = min(int(rng.geometric(0.3)) - 1, 10)
+            size = grain * (1 << k) * (3 if rng.random() < 0.2 else 2) // 2
+        lo = int(rng.integers(0, horizon - length + 1))
+        rows.append((lo, lo + length, size))
+    bufs = [Buffer(f"t{i}", lo, up, sz) for i, (lo, up, sz) in enumerate(rows)]
+    off = _greedy_offsets(*_arrays(bufs)).tolist()
+    cap = max(o + b.size for o, b in zip(off, bufs))
+    placed = [(b.lower, b.upper, o, o + b.size) for b, o in zip(bufs, off)]
+    for t in sorted(rng.choice(horizon, size=min(columns, horizon), replace=False).tolist()):
+        live = sorted((y0, y1) for (l, u, y0, y1) in placed if l <= t < u)
+        gaps, top = [], 0
+        for y0, y1 in live + [(cap, cap)]:
+            if y0 > top:
+                gaps.append((top, y0))
+            top = max(top, y1)
+        for g0, g1 in gaps:
+            y = g0
+            while y < g1:  # power-of-two pieces of the gap, largest first
+                piece = 1 << ((g1 - y).bit_length() - 1)
+                # Free time of [y, y + piece) around t: no placed buffer uses those addresses.
+                left = max([u for (l, u, y0, y1) in placed if y0 < y + piece and y < y1 and u <= t] + [0])
+                right = min([l for (l, u, y0, y1) in placed if y0 < y + piece and y < y1 and l > t] + [horizon])
+                lo = int(rng.integers(max(left, t - 6), t + 1))
+                up = int(rng.integers(t + 1, min(right, t + 7) + 1))
+                bufs.append(Buffer(f"t{len(bufs)}", lo, up, piece))
+                placed.append((lo, up, y, y + piece))
+                off.append(y)
+                y += piece
+    order = rng.permutation(len(bufs))  # ids carry no hint of the construction
+    out = [Buffer(f"b{k}", bufs[i].lower, bufs[i].upper, bufs[i].size) for k, i in enumerate(order.tolist())]
+    offsets = {f"b{k}": int(off[i]) for k, i in enumerate(order.tolist())}
+    return out, offsets, cap

@@ -1,8 +1,10 @@
 """Exact DSA feasibility search: depth-first over canonical solutions (after minimalloc).
 
-Why it is complete. Take a feasible placement with the least sum of offsets. No buffer in it
-can move down, so each buffer sits at the lowest aligned offset above the buffers below it
-that it meets in time ("canonical"). List its buffers by (offset, lower): each one's offset is
+Why it is complete. Take the *least* feasible placement: the least weighted sum of offsets
+sum(size_b^2 * offset_b), ties broken by the offsets in buffer order, lexicographically (any
+positive weights would do for the rules below but the last; these make it hold). No buffer
+in it can move down, so each buffer sits at the lowest aligned offset above the buffers below
+it that it meets in time ("canonical"). List its buffers by (offset, lower): each one's offset is
 then exactly its *minimum offset* given the buffers listed before it, and offsets never
 decrease. The search enumerates such lists, so it finds that placement unless a pruning rule
 below removes it, and each rule is proved not to:
@@ -15,15 +17,32 @@ below removes it, and each rule is proved not to:
   so min over them + their total size <= capacity;
 - *dominance*: placing a buffer at offset o is pointless when another unplaced buffer b'
   would fit entirely below o at its minimum offset (minoff(b') + size(b') <= o): moving b'
-  down there keeps the placement valid and lowers the offset sum, so the least-sum
-  placement never takes this branch;
+  down there keeps the placement valid and lowers the weighted sum, so the least placement
+  never takes this branch;
 - *decomposition*: when no unplaced buffer crosses some time boundary, the two sides are
   independent sub-problems (each keeps the floor); both must succeed, and the failure of
   one fails the node without trying other choices in the other (minimalloc's partitions,
   applied at every node, so they also appear once the long buffers are placed);
 - a lone unplaced buffer (nothing left meets it, minimalloc's "hatless" case) goes straight
-  to its minimum offset; below the floor it cannot (a least-sum placement would have it
-  there), so the branch fails.
+  to its minimum offset; below the floor it cannot (the least placement would have it
+  there), so the branch fails;
+- *stacked twins*: twins are buffers with the same lifespan and alignment (sizes multiples
+  of it). When q would sit directly on its twin p (offset(q) = offset(p) + size(p)), the two
+  can swap: q at offset(p), p on top of it cover the same rectangle, and stay aligned. The
+  swap changes the weighted sum by size(p) * size(q) * (size(p) - size(q)), so in the least
+  placement the lower one of two stacked twins is the larger, or of equal size with the
+  smaller index (the swap would lower the smaller index's offset). The search skips q when
+  it breaks that, i.e. when the last placed twin of q (the highest: twins meet in time, so
+  they are placed bottom-up) ends exactly at q's minimum offset and ranks after q by
+  (size descending, index). The failure memo keys carry these flags, the only state outside a
+  sub-problem that the rule reads.
+
+Every rule above holds for the least placement, so the search follows its listing to the end.
+The twin rule matters where stacks of equal lifespans are common (guillotine tilings cut them
+horizontally; traces repeat layers): without it every order of such a stack is tried.
+``bench/bench_dsa.py --families holes,tiling,trace --engine search --no-cpsat`` (60 s, 2 seeds,
+150-450 buffers): 11/18 solved (was 10/18; tiling 300 seed 1 in 12.3 s, was a timeout), holes
+150 seed 0 in 7.1k nodes (was 20.7k), 300 seed 0 in 2.3k (was 9.3k).
 
 Candidates at a node are tried by minimum offset, then those that leave no hole under them
 (every section they cover is already filled up to their offset) before those that do, then
@@ -52,6 +71,7 @@ log = logging.getLogger(__name__)
 
 _BIG = np.int64(1) << np.int64(61)
 PREORDERS = ("TAW", "WAT", "AWT")
+TWINS = True  # the stacked-twins rule (see the module docstring); False only for ablations
 PAIR_LIMIT = 4_000_000  # (buffer, section) incidences kept for section inference
 NBR_LIMIT = 3000        # neighbour lists precomputed up to this many buffers  # T: lifespan, A: area, W: size (width), largest first
 
@@ -122,6 +142,18 @@ class _Search:
             order = np.argsort(sect, kind="stable")
             self.pair_buf = owner[order]
             self.sec_ptr = np.searchsorted(sect[order], np.arange(S + 1))
+        # Twins: buffers with the same lifespan and alignment (sizes multiples of it). Two twins
+        # stacked directly can swap (the pair covers the same rectangle either way), so the
+        # least placement has them ordered by (size, index) from the bottom up.
+        keys = np.stack([lower, upper, self.al, np.where(self.size % self.al == 0, 0, np.arange(n) + 1)], axis=1)
+        _, cls, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        cls = cls.reshape(-1).astype(np.int64)
+        self.twins = TWINS and bool((counts > 1).any())
+        self.cls = cls
+        # Rank of (size, index): the bottom-up order of stacked twins in the least placement.
+        self.twin_rank = np.empty(n, dtype=np.int64)
+        self.twin_rank[np.lexsort((np.arange(n), -self.size))] = np.arange(n)
+        self.cls_last = np.full(int(cls.max()) + 1 if n else 1, -1, dtype=np.int64)  # last placed twin
         # Mutable state.
         self.minoff = np.zeros(n, dtype=np.int64)        # lowest aligned offset above placed neighbours
         self.unplaced = np.ones(n, dtype=bool)
@@ -166,12 +198,15 @@ class _Search:
         self.offset[b] = o
         sky = self.sky[a:e].copy()
         np.maximum(self.sky[a:e], top, out=self.sky[a:e])
-        self.trail.append((b, nb, old, sky))
+        prev = int(self.cls_last[self.cls[b]])
+        self.cls_last[self.cls[b]] = b
+        self.trail.append((b, nb, old, sky, prev))
 
     def undo_to(self, mark: int) -> None:
         trail = self.trail
         while len(trail) > mark:
-            b, nb, old, sky = trail.pop()
+            b, nb, old, sky, prev = trail.pop()
+            self.cls_last[self.cls[b]] = prev
             self.minoff[nb] = old
             a, e = self.a[b], self.e[b]
             self.sky[a:e] = sky
@@ -254,9 +289,19 @@ class _Search:
         self.failed.add(key)
         return False
 
+    def _twin_forbidden(self, X: np.ndarray) -> np.ndarray:
+        """For buffers X (unplaced): placing x at its minimum offset would put it directly on
+        its last placed twin p with rank(p) > rank(x), which the least placement never does."""
+        p = self.cls_last[self.cls[X]]
+        q = np.maximum(p, 0)
+        return (p >= 0) & (self.offset[q] + self.size[q] == self.minoff[X]) \
+            & (self.twin_rank[q] > self.twin_rank[X])
+
     def _key(self, U: np.ndarray, floor: int, last: int) -> bytes:
         state = U.tobytes() + self.minoff[U].tobytes() + floor.to_bytes(8, "little", signed=True) \
             + last.to_bytes(8, "little", signed=True)
+        if self.twins:
+            state += np.packbits(self._twin_forbidden(U)).tobytes()
         return hashlib.blake2b(state, digest_size=20).digest()
 
     def _expand(self, U: np.ndarray, lo: int, hi: int, floor: int, last: int, mark: int) -> bool:
@@ -273,6 +318,8 @@ class _Search:
         dom[i1] = k2
         omax = self.C - int(self.total[lo:hi].max())
         ok = (mo >= floor) & (mo <= omax) & (mo < dom) & ((mo > floor) | (self.a[U] > last))
+        if self.twins:
+            ok &= ~self._twin_forbidden(U)
         cand = U[ok]
         if cand.size == 0:
             return False

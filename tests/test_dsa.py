@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from formulations.dsa import Buffer, check_solution, greedy_best_fit, live_lower_bound, solve_dsa
-from formulations.dsa_instances import guillotine, with_holes
+from formulations.dsa_instances import guillotine, trace, with_holes
 from formulations.minimalloc_csv import format_csv, parse_csv
 from planner.errors import UserError
 
@@ -87,6 +87,26 @@ def test_holes_instances_keep_their_witness():
     bufs, offs, cap = with_holes(40, seed=2)
     assert check_solution(bufs, offs, cap) == []
     assert live_lower_bound(bufs) == cap
+
+
+def test_trace_instances_are_exactly_tight_with_a_witness():
+    """The accelerator-like family: the construction is valid at the capacity, and some time
+    column is full (so the capacity is the minimum peak); mostly short-lived, a few long."""
+    for seed in range(3):
+        bufs, offs, cap = trace(80, seed=seed)
+        assert check_solution(bufs, offs, cap) == []
+        assert live_lower_bound(bufs) == cap
+        assert all(b.size % 32 == 0 and b.size > 0 for b in bufs)
+        long_lived = sum(b.upper - b.lower > 10 for b in bufs)
+        assert 0 < long_lived < len(bufs) // 4
+    assert trace(80, seed=1) == trace(80, seed=1)
+
+
+def test_trace_instance_solved_and_refuted_below():
+    bufs, _, cap = trace(30, seed=2)
+    sol = solve_dsa(bufs, cap, time_limit=20)
+    assert sol.status in ("optimal", "feasible") and check_solution(bufs, sol.offsets, cap) == []
+    assert solve_dsa(bufs, cap - 1, time_limit=20).status == "infeasible"
 
 
 def test_same_seed_same_answer():
