@@ -249,7 +249,7 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
             f"no plan fits: at the first run of op {kb_at} ({g.ops[kb_at].name}) the values that must be "
             f"live (its inputs, and what nothing can recompute later) plus every other value still "
             f"needed exceed the budget even with the cheapest drops (knapsack bound)"))
-    prog.note(f"{p.n} ops, capacity {cap} units; looking for an incumbent (plain schedule, heuristics, greedy)")
+    prog.note(f"{p.n} ops, capacity {cap} units; looking for an incumbent (plain schedule, heuristics, gap eviction, greedy)")
     inc, src, tried = _incumbent(g, p, budget, params, deadline)
     stats: dict = {"incumbent": src or "none found", "incumbent_costs": tried}
     prog.note(f"incumbent {src}: cost {inc.objective:.6g} (overhead {inc.objective / total - 1:.2%})"
