@@ -4,6 +4,8 @@
                                 [--time-limit 120] [--checkmate-limit 120] [--no-checkmate]
                                 [--highs presolve=off ...] [--mip-start]
 
+A model may also be a graph JSON file (one written by `planner import` or `planner profile`).
+
 Prints one row per (model, ratio): ops, exact's status / seconds / objective (overhead over the
 plain schedule) / lower bound / gap / incumbent source / recomputable ops / master columns, Checkmate's
 status / seconds, and the speed ratio checkmate_seconds / exact_seconds (measured in the same
@@ -22,13 +24,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from planner.analysis import baseline_peak, min_feasible_budget  # noqa: E402
+from planner.graph import Graph  # noqa: E402
 from planner.models import load_model  # noqa: E402
 from planner.params import SolveParams  # noqa: E402
 from planner.registry import solve  # noqa: E402
 
 
 def row(model: str, ratio: float, tl: float, cm_tl: float, run_cm: bool) -> str:
-    g = load_model(model)
+    g = Graph.load(model) if model.endswith((".json", ".json.gz")) else load_model(model)
     peak = baseline_peak(g)
     budget = int(ratio * peak)
     mb = min_feasible_budget(g).bytes
