@@ -100,7 +100,8 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
                 cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
                 options: dict | None = None, progress=None) -> MipOutcome:
     """``_solve_highs`` within a hard wall clock (``progress``: a ``planner.progress.Progress``
-    that gets the best objective and bound every few seconds; a forked child logs them itself): large models run in a forked child that
+    that gets the best objective and bound every few seconds; a forked child logs them
+    itself): large models run in a forked child that
     streams each improving solution (and the dual bound when HiGHS reports it) back, and is
     killed ``WATCHDOG_GRACE_S`` after the limit; the caller then gets the best streamed
     solution and bound with status ``feasible``/``timeout``, never a late answer."""

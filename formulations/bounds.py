@@ -122,17 +122,18 @@ def closure_bound(p: RematProblem, capacity: int, deadline: float | None = None,
             order.append((-excess, t))
     order.sort()
     best, where, done = 0.0, None, 0
+    scale = power_of_two_scale(p.cost)  # seconds-scale costs sit at HiGHS's tolerances (backends.cost_scale)
     for _, t in order:
         if (deadline is not None and time.perf_counter() > deadline) or (max_stages is not None and done >= max_stages):
             break
-        val = _closure_lp(p, capacity, t, prod, size, last, limit, _new_highs, highspy, power_of_two_scale)
+        val = _closure_lp(p, capacity, t, prod, size, last, limit, _new_highs, highspy, scale)
         done += 1
         if val > best:
             best, where = val, t
     return best, where, done
 
 
-def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy, power_of_two_scale) -> float:
+def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy, f: float) -> float:
     V = p.values
     must = set()
     for v in p.reads[t]:
@@ -213,7 +214,6 @@ def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy, pow
     if nc == 0:
         return 0.0 if mem_const <= capacity else float("inf")
     h.addVars(nc, np.asarray(lo), np.asarray(hi))
-    f = power_of_two_scale(p.cost)  # seconds-scale costs sit at HiGHS's tolerances (backends.cost_scale)
     h.changeColsCost(nc, np.arange(nc, dtype=np.int32), np.asarray(cost) * f)
     for idx, val, rl, rh in rows:
         merged: dict[int, float] = {}
