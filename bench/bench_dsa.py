@@ -15,7 +15,7 @@ this process and on one thread:
 and prints the time per instance and the ratio CP-SAT time / search time. When CP-SAT does
 not finish, the ratio is a lower bound (">="), computed with its time limit.
 
-    python bench/bench_dsa.py                      # 150, 300, 450 buffers, 2 seeds, both families
+    python bench/bench_dsa.py                      # 150, 300, 450 buffers, 2 seeds, all three families
     python bench/bench_dsa.py --sizes 150 --seeds 1 --time-limit 20 --cpsat-limit 5
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="150,300,450")
     p.add_argument("--seeds", type=int, default=2, help="instances per size and family")
-    p.add_argument("--families", default="tiling,holes")
+    p.add_argument("--families", default="tiling,holes,trace")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds for solve_dsa per instance")
     p.add_argument("--cpsat-limit", type=float, default=10.0, help="seconds for plain CP-SAT per instance")
     p.add_argument("--engine", default="auto", choices=("auto", "search", "cp-sat"),
