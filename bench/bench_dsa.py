@@ -6,7 +6,7 @@ guillotine cuts (exactly tight at every time), ``holes`` removes a fifth of the 
 from one time column (exactly tight there, slack elsewhere), ``trace`` is accelerator-like
 (short-lived power-of-two-ish buffers, a few long-lived large ones, greedy-placed, then the
 gaps under the peak filled at a few time columns: exactly tight there). ``--families``
-defaults to tiling and holes (the historical figure). For each instance it runs, in
+defaults to all three. For each instance it runs, in
 this process and on one thread:
 - greedy best-fit (does it fit the tight capacity at all?),
 - ``solve_dsa`` (greedy fast path, then the exact engine, ``--engine``) with ``--time-limit``;
