@@ -1,0 +1,303 @@
+"""A lower bound over several moments at once: Checkmate's model aggregated to checkpoints.
+
+The closure LP (``formulations.bounds``) looks at one moment: the first run M_t of one op t.
+Its weakness is that a recomputation counts for every moment at once: a value recomputed to
+fit memory at one tight moment may be dropped and recomputed again for the next, and the
+closure never sees that. This relaxation keeps several moments M_1 < ... < M_m (the first
+runs of checkpoint ops t_1 < ... < t_m, in captured order as every method here runs them) and
+the intervals between them:
+
+- ``L[i, v]``: value v is live at M_i (v's producer ran before M_i; outputs of t_i are
+  allocated at M_i and count as live);
+- ``r[i, k]``: op k runs again in interval i (after M_i, before M_{i+1}; after M_m for the
+  last), for k <= t_i that may still run then (``limit``). Cost sum c_k r[i, k].
+
+Rows, each true of every plan (read each variable off the plan):
+1. memory at M_i: live units + t_i's outputs <= capacity;
+2. t_i's inputs are live at M_i; a live view keeps its base live;
+3. persistence: a value live at M_i was live at M_{i-1} or produced in interval i-1:
+   L[i, v] <= L[i-1, v] + r[i-1, p_v] (no row when p_v first runs in that interval or is
+   t_{i-1}; none for i = 1: memory before M_1 is free);
+4. use: an op that runs in interval i (its first run, or r[i, k]) needs each input live at
+   M_i or produced in interval i: L[i, u] + r[i, p_u] (+1 when p_u first runs in interval i)
+   >= run(k). The op t_{i+1} itself is covered by rows 2 and 3 at M_{i+1};
+5. the end: a required value is live at M_m or produced in interval m.
+
+The order inside an interval and memory between checkpoints are ignored (a relaxation). With
+one checkpoint it is the closure LP; with several it is at least the largest of their
+closures (project r onto min(1, sum over intervals)), and larger where moments compete for
+the same recomputations. With every op a checkpoint it is Checkmate's LP without the
+in-stage frees. Solved as an LP or, within a time limit, a MIP whose dual bound counts.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from .problem import RematProblem
+
+log = logging.getLogger(__name__)
+
+
+def tight_ops(p: RematProblem, capacity: int) -> list[tuple[int, int]]:
+    """(excess, op) for every op whose first run cannot keep every pending value within the
+    capacity, by decreasing excess (the candidates for checkpoints)."""
+    from .bounds import _value_arrays
+
+    prod, size, last = _value_arrays(p)
+    out = []
+    for t in range(p.n):
+        pend = (prod < t) & (last >= t) & (size > 0)
+        excess = int(size[pend].sum()) + p.out_units[t] - capacity
+        if excess > 0:
+            out.append((excess, t))
+    out.sort(key=lambda e: (-e[0], e[1]))
+    return out
+
+
+def choose_checkpoints(p: RematProblem, capacity: int, m: int) -> list[int]:
+    """Up to ``m`` checkpoint ops: the tightest first, then spread so that each new one is
+    the tightest op far from those chosen (neighbouring moments see the same values)."""
+    tight = tight_ops(p, capacity)
+    if len(tight) <= m:
+        return sorted(t for _, t in tight)
+    # greedy: repeatedly take the op of largest excess * distance to the chosen set
+    chosen: list[int] = []
+    ops = np.array([t for _, t in tight])
+    exv = np.array([e for e, _ in tight], dtype=np.float64)
+    dist = np.full(len(ops), np.inf)
+    for _ in range(m):
+        score = exv * np.minimum(dist, p.n)
+        j = int(np.argmax(score))
+        if score[j] <= 0:
+            break
+        chosen.append(int(ops[j]))
+        dist = np.minimum(dist, np.abs(ops - ops[j]))
+    return sorted(chosen)
+
+
+def checkpoint_bound(p: RematProblem, capacity: int, checkpoints: list[int], *, integer: bool = False,
+                     time_limit: float = 30.0, threads: int = 1, seed: int = 0, cutoff: float | None = None) -> tuple[float, str]:
+    """(least recomputation cost every plan pays, HiGHS status word); inf when the rows are
+    infeasible (no plan fits). ``integer``: solve the 0/1 model and return its dual bound;
+    ``cutoff`` (with ``integer``): only solutions below it are sought, and when none exists
+    the bound returned is the cutoff itself (a proof that every plan costs at least that)."""
+    import highspy
+
+    from .backends import _new_highs, power_of_two_scale
+
+    cps = sorted({int(t) for t in checkpoints})
+    n, V = p.n, p.values
+    if not cps or n == 0:
+        return 0.0, "empty"
+    m = len(cps)
+    limit = list(p.limit or (n,) * n)
+    prod = [v.producer for v in V]
+    from .bounds import _value_arrays
+    last = _value_arrays(p)[2]
+    cols_lo: list[float] = []
+    cols_hi: list[float] = []
+    cols_c: list[float] = []
+
+    def var(c: float = 0.0) -> int:
+        cols_lo.append(0.0)
+        cols_hi.append(1.0)
+        cols_c.append(c)
+        return len(cols_c) - 1
+
+    ONE = -1  # a constant 1 in place of a column
+    L: list[dict[int, int]] = []   # L[i][v] -> column or ONE (values not in the dict: 0)
+    R: list[dict[int, int]] = []   # R[i][k] -> column
+    for i, t in enumerate(cps):
+        Li: dict[int, int] = {}
+        must = set()
+        for u in p.reads[t]:
+            must.add(u)
+            if V[u].base is not None:
+                must.add(V[u].base)
+        for v, val in enumerate(V):
+            if val.in_resident or prod[v] > t:
+                continue
+            Li[v] = ONE if (prod[v] == t or v in must) else var()
+        L.append(Li)
+        R.append({k: var(float(p.cost[k])) for k in range(t + 1) if limit[k] > t})
+    rows_lo: list[float] = []
+    rows_hi: list[float] = []
+    starts: list[int] = [0]
+    idx: list[int] = []
+    val: list[float] = []
+
+    def row(terms: list[tuple[int, float]], lo: float, hi: float) -> None:
+        """sum coef*x + constants in [lo, hi]; terms with column ONE move to the bounds."""
+        const = 0.0
+        merged: dict[int, float] = {}
+        for c, a in terms:
+            if c == ONE:
+                const += a
+            else:
+                merged[c] = merged.get(c, 0.0) + a
+        lo, hi = lo - const, hi - const
+        if not merged:
+            if lo > 1e-9 or hi < -1e-9:
+                raise _Infeasible
+            return
+        for c, a in merged.items():
+            idx.append(c)
+            val.append(a)
+        starts.append(len(idx))
+        rows_lo.append(lo)
+        rows_hi.append(hi)
+
+    def avail(i: int, u: int) -> list[tuple[int, float]] | None:
+        """Terms of 'u is live at M_i or produced in interval i'; None: always available."""
+        pu = prod[u]
+        nxt = cps[i + 1] if i + 1 < m else n
+        if cps[i] < pu < nxt:
+            return None  # first run inside the interval
+        terms = []
+        c = L[i].get(u)
+        if c == ONE:
+            return None
+        if c is not None:
+            terms.append((c, 1.0))
+        r = R[i].get(pu)
+        if r is not None:
+            terms.append((r, 1.0))
+        return terms
+
+    try:
+        for i, t in enumerate(cps):
+            Li = L[i]
+            # 1. memory at M_i
+            const = float(p.out_units[t])
+            mem = []
+            for v, c in Li.items():
+                s = V[v].size
+                if not s or prod[v] == t:
+                    continue
+                mem.append((c, float(s)))
+            row(mem, -np.inf, float(capacity) - const)
+            # 2. live views keep their bases
+            for v, c in Li.items():
+                b = V[v].base
+                if b is None or c == ONE:
+                    continue
+                cb = Li.get(b)
+                if cb is None:
+                    row([(c, 1.0)], -np.inf, 0.0)
+                elif cb != ONE:
+                    row([(cb, 1.0), (c, -1.0)], 0.0, np.inf)
+            # 3. persistence from M_{i-1}
+            if i > 0:
+                prev = cps[i - 1]
+                for v, c in Li.items():
+                    if c == ONE and prod[v] == t:
+                        continue
+                    pv = prod[v]
+                    if pv >= prev:
+                        continue  # produced at M_{i-1} or first run in interval i-1
+                    terms = [(c, 1.0)]
+                    cp = L[i - 1].get(v)
+                    if cp == ONE:
+                        continue
+                    if cp is not None:
+                        terms.append((cp, -1.0))
+                    r = R[i - 1].get(pv)
+                    if r is not None:
+                        terms.append((r, -1.0))
+                    row(terms, -np.inf, 0.0)
+            # 4. uses in interval i
+            nxt = cps[i + 1] if i + 1 < m else n
+            runners: list[tuple[int, int | None]] = [(k, None) for k in range(t + 1, nxt)]
+            runners += [(k, rc) for k, rc in R[i].items()]
+            for k, rc in runners:
+                for u in p.reads[k]:
+                    if V[u].in_resident:
+                        continue
+                    a = avail(i, u)
+                    if a is None:
+                        continue
+                    if rc is None:
+                        row(a, 1.0, np.inf)
+                    else:
+                        row(a + [(rc, -1.0)], 0.0, np.inf)
+        # 6. each checkpoint's closure (formulations.bounds), on z[i, k] = "op k runs again
+        # after M_i" <= sum over later intervals of r[j, k]: the interval rows alone are
+        # weaker than one closure in the LP (one fractional recomputation in interval i
+        # serves the uses of interval i and, through persistence, of interval i + 1 too)
+        for i, t in enumerate(cps):
+            Z: dict[int, int] = {}
+            for k in R[i]:
+                Z[k] = var()
+                row([(Z[k], -1.0)] + [(R[j][k], 1.0) for j in range(i, m) if k in R[j]], 0.0, np.inf)
+            Li = L[i]
+            for k, zk in Z.items():
+                for u in p.reads[k]:
+                    if V[u].in_resident:
+                        continue
+                    c = Li.get(u)
+                    if c == ONE:
+                        continue
+                    terms = [(zk, -1.0)]
+                    if c is not None:
+                        terms.append((c, 1.0))
+                    if prod[u] in Z:
+                        terms.append((Z[prod[u]], 1.0))
+                    row(terms, 0.0, np.inf)
+            for v, c in Li.items():
+                if c == ONE or prod[v] >= t or last[v] < t:
+                    continue  # not pending at M_i
+                zp = Z.get(prod[v])
+                row([(c, 1.0)] + ([(zp, 1.0)] if zp is not None else []), 1.0, np.inf)
+        # 5. the end
+        for v in p.required:
+            if V[v].in_resident:
+                continue
+            a = avail(m - 1, v)
+            if a is not None:
+                row(a, 1.0, np.inf)
+    except _Infeasible:
+        return float("inf"), "infeasible"
+    nc = len(cols_c)
+    if nc == 0:
+        return 0.0, "empty"
+    f = power_of_two_scale(p.cost)
+    h = _new_highs(False)
+    h.setOptionValue("output_flag", False)
+    highspy.Highs.resetGlobalScheduler(True)
+    h.setOptionValue("threads", max(1, int(threads)))
+    h.setOptionValue("random_seed", int(seed))
+    h.setOptionValue("time_limit", float(max(0.01, time_limit)))
+    h.addVars(nc, np.asarray(cols_lo), np.asarray(cols_hi))
+    h.changeColsCost(nc, np.arange(nc, dtype=np.int32), np.asarray(cols_c) * f)
+    nr = len(rows_lo)
+    h.addRows(nr, np.asarray(rows_lo, dtype=np.float64), np.asarray(rows_hi, dtype=np.float64), len(idx),
+              np.asarray(starts[:-1], dtype=np.int32), np.asarray(idx, dtype=np.int32),
+              np.asarray(val, dtype=np.float64))
+    if integer:
+        h.changeColsIntegrality(nc, np.arange(nc, dtype=np.int32), np.full(nc, highspy.HighsVarType.kInteger))
+        h.setOptionValue("mip_rel_gap", 0.0)
+        if cutoff is not None:
+            h.setOptionValue("objective_bound", float(cutoff) * f)
+    t0 = time.perf_counter()
+    h.run()
+    st = h.getModelStatus()
+    log.info("checkpoint bound: %d checkpoints, %d columns, %d rows, %s in %.1fs", m, nc, nr,
+             h.modelStatusToString(st), time.perf_counter() - t0)
+    if st == highspy.HighsModelStatus.kInfeasible:
+        if integer and cutoff is not None:
+            return float(cutoff), "cutoff"  # nothing below the cutoff (or nothing at all)
+        return float("inf"), "infeasible"
+    info = h.getInfo()
+    if integer:
+        b = float(info.mip_dual_bound)
+        return (max(0.0, b / f) if np.isfinite(b) else 0.0), h.modelStatusToString(st)
+    if st != highspy.HighsModelStatus.kOptimal:
+        return 0.0, h.modelStatusToString(st)
+    return float(info.objective_function_value) / f, "optimal"
+
+
+class _Infeasible(Exception):
+    """A row with no columns whose constants violate it: no plan fits."""

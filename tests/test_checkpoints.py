@@ -1,0 +1,93 @@
+"""The checkpoint relaxation: a lower bound on every plan, at least the closure where it
+should be, and stronger than it where moments compete for the same recomputations."""
+from __future__ import annotations
+
+import math
+import random
+
+from formulation_graphs import brute_force, random_graph
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from formulations.bounds import closure_bound
+from formulations.checkpoints import checkpoint_bound, choose_checkpoints, tight_ops
+from formulations.problem import extract
+from planner.analysis import baseline_peak, min_feasible_budget
+from planner.models import load_model
+from planner.params import SolveParams
+from planner.registry import solve
+
+
+def _case(seed: int, n: int, frac: float):
+    g = random_graph(seed, n)
+    peak, lo = baseline_peak(g), min_feasible_budget(g).bytes
+    budget = int(lo + frac * (peak - lo))
+    p = extract(g)
+    return g, budget, p, p.capacity(budget)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 5), frac=st.floats(0.0, 1.0))
+def test_checkpoint_bound_never_exceeds_the_brute_force_optimum(seed, n, frac):
+    g, budget, p, cap = _case(seed, n, frac)
+    cps = [t for _, t in tight_ops(p, cap)]
+    if not cps:
+        return
+    sub = sorted(random.Random(seed).sample(cps, max(1, len(cps) // 2)))
+    vals = [checkpoint_bound(p, cap, c, integer=i)[0] for c in (cps, sub) for i in (False, True)]
+    cost, _plan = brute_force(g, budget)
+    if cost is None:
+        return
+    assert all(math.isfinite(v) for v in vals), "the relaxation claims infeasible where a plan exists"
+    for v in vals:
+        assert sum(p.cost) + v <= cost * (1 + 1e-9) + 1e-9
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 10_000), n=st.integers(8, 14), frac=st.floats(0.0, 1.0))
+def test_checkpoint_bound_below_the_remat_optimum_on_larger_graphs(seed, n, frac):
+    """Against Checkmate's MILP proven without addresses (an independent formulation)."""
+    g, budget, p, cap = _case(seed, n, frac)
+    cps = [t for _, t in tight_ops(p, cap)]
+    if not cps:
+        return
+    r = solve(g, budget, "checkmate", SolveParams(time_limit=20, addresses=False))
+    if r.status != "optimal":
+        return
+    opt = r.lower_bound if r.lower_bound is not None else r.objective
+    for integer in (False, True):
+        v, _ = checkpoint_bound(p, cap, cps, integer=integer)
+        assert sum(p.cost) + v <= opt * (1 + 1e-7) + 1e-9
+
+
+def test_one_checkpoint_is_the_closure_lp():
+    g = load_model("unet")
+    p = extract(g)
+    cap = p.capacity(int(0.4 * baseline_peak(g)))
+    cb, at, _ = closure_bound(p, cap)
+    v, st_ = checkpoint_bound(p, cap, [at])
+    assert st_ == "optimal" and math.isclose(v, cb, rel_tol=1e-6)
+
+
+def test_checkpoints_beat_the_closure_on_unet():
+    g = load_model("unet")
+    p = extract(g)
+    cap = p.capacity(int(0.4 * baseline_peak(g)))
+    cb, _, _ = closure_bound(p, cap)
+    cps = choose_checkpoints(p, cap, 10)
+    lp, _ = checkpoint_bound(p, cap, cps)
+    mip, _ = checkpoint_bound(p, cap, cps, integer=True, time_limit=30)
+    assert lp > 1.03 * cb and mip >= lp * (1 - 1e-9)
+    # an incumbent's cost as cutoff below the optimum: at least the cutoff, never above the MIP
+    v, _ = checkpoint_bound(p, cap, cps, integer=True, cutoff=0.5 * lp, time_limit=30)
+    assert 0.5 * lp <= v <= mip * (1 + 1e-9)
+
+
+def test_exact_reports_the_checkpoint_bound():
+    g = load_model("unet-tiny")
+    res = solve(g, int(0.5 * baseline_peak(g)), "exact", SolveParams(time_limit=4))
+    s = res.stats
+    if "checkpoint_lp" not in s:
+        assert res.status == "optimal"  # proven before the bounds were needed
+        return
+    assert res.lower_bound >= sum(extract(g).cost) + s["checkpoint_lp"] - 1e-12
