@@ -82,8 +82,8 @@ def checkpoint_bound(p: RematProblem, capacity: int, checkpoints: list[int], *, 
                      time_limit: float = 30.0, threads: int = 1, seed: int = 0, cutoff: float | None = None) -> tuple[float, str]:
     """(least recomputation cost every plan pays, HiGHS status word); inf when the rows are
     infeasible (no plan fits). ``integer``: solve the 0/1 model and return its dual bound;
-    ``cutoff`` (with ``integer``): only solutions below it are sought, and when none exists
-    the bound returned is the cutoff itself (a proof that every plan costs at least that)."""
+    ``cutoff`` (with ``integer``): only solutions below it are sought; the bound returned is
+    then at most the cutoff (the cutoff itself proves that every plan costs at least that)."""
     import highspy
 
     from .backends import _new_highs, power_of_two_scale
@@ -293,7 +293,12 @@ def checkpoint_bound(p: RematProblem, capacity: int, checkpoints: list[int], *, 
     info = h.getInfo()
     if integer:
         b = float(info.mip_dual_bound)
-        return (max(0.0, b / f) if np.isfinite(b) else 0.0), h.modelStatusToString(st)
+        b = max(0.0, b / f) if np.isfinite(b) else 0.0
+        if cutoff is not None:
+            # nodes at or above the cutoff were pruned, not solved: what is proven beyond
+            # the cutoff is only the cutoff itself
+            b = min(b, float(cutoff))
+        return b, h.modelStatusToString(st)
     if st != highspy.HighsModelStatus.kOptimal:
         return 0.0, h.modelStatusToString(st)
     return float(info.objective_function_value) / f, "optimal"
