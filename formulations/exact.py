@@ -292,7 +292,9 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
         if ck == float("inf") and inc is None:
             return Result("exact", "infeasible", backend="bound", stats=stats, message=(
                 "no plan fits: the checkpoint relaxation (formulations.checkpoints) has no solution"))
-        if ck != float("inf"):
+        if ck == float("inf") and inc is not None:  # a validated plan outranks the relaxation
+            log.error("checkpoint relaxation claims no plan fits but one exists; bound ignored")
+        elif ck != float("inf"):
             bound = max(bound, total + ck)
     prog.figures("knapsack, closure and checkpoint bounds", inc.objective if inc is not None else None, bound,
                  force=True)
