@@ -18,7 +18,7 @@ from planner.result import Result
 
 from .backends import solve_pulp
 from .common import place_stages, plan_result, setup
-from .model import build, decode
+from .model import ModelTooLarge, build, decode
 
 
 def solve_checkmate(g: Graph, budget: int, params: SolveParams) -> Result:
@@ -26,7 +26,10 @@ def solve_checkmate(g: Graph, budget: int, params: SolveParams) -> Result:
     if isinstance(s, Result):
         return s
     p, cap, t0, deadline = s.p, s.cap, s.t0, s.deadline
-    m = build(p, cap, published=True)
+    try:
+        m = build(p, cap, published=True)
+    except ModelTooLarge as exc:
+        return Result("checkmate", "error", backend="model", message=f"checkmate: {exc}; use exact, whose bounds need no MILP")
     if m is None:
         return Result("checkmate", "infeasible", message="model infeasible by construction", backend="model")
     reserve = min(5.0, 0.1 * params.time_limit)  # time kept for the address assignment

@@ -21,7 +21,7 @@ from planner.result import Result
 
 from .backends import solve_highs
 from .common import Placed, plan_result, setup
-from .model import build
+from .model import ModelTooLarge, build
 from .problem import RematProblem
 from .schedule import lifetimes, place, stage_sequence
 
@@ -70,7 +70,10 @@ def solve_lp(g: Graph, budget: int, params: SolveParams) -> Result:
     if isinstance(s, Result):
         return s
     p, cap, deadline = s.p, s.cap, s.deadline
-    m = build(p, cap, published=True)
+    try:
+        m = build(p, cap, published=True)
+    except ModelTooLarge as exc:
+        return Result("lp", "error", backend="model", message=f"lp: {exc}; use exact, whose bounds need no MILP")
     if m is None:
         return Result("lp", "infeasible", message="model infeasible by construction", backend="model")
     out = solve_highs(m, params, relax=True, time_limit=0.5 * params.time_limit)

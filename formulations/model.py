@@ -89,6 +89,17 @@ class BuildTimeout(Exception):
     """Building the model passed its deadline (large graphs take tens of seconds)."""
 
 
+class ModelTooLarge(BuildTimeout):
+    """The model would not fit in memory (its R and S columns are counted before any is built)."""
+
+
+# R + S columns above which no model is built. Measured on unet (340 ops): 104,648 R and S
+# columns make 231,277 columns in all and 1.09M nonzeros, 191 MB of Python model (about 830
+# bytes a column) before HiGHS copies it; the zoo's bilstm (6,874 ops) was killed by the
+# kernel at 23.7 GB while building. 2.5M R + S columns is about 4.5 GB with HiGHS's copy.
+MAX_RS_COLUMNS = 2_500_000
+
+
 def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
           published: bool = False, deadline: float | None = None) -> Model | None:
     """Checkmate's model at ``capacity`` units. None when trivially infeasible (an op's own
@@ -118,15 +129,20 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
     if published:
         need_until = [n] * len(V)
     m.offset = float(sum(p.cost))
+    useful_until = [max((need_until[v] for v in p.outs[k]), default=-1) for k in range(n)]
+    if published:
+        useful_until = [n] * n
+    n_r = sum(max(0, min(n, lim[k], useful_until[k]) - k) for k in rec)
+    n_s = sum(max(0, min(need_until[v], n) - V[v].producer) for v in range(len(V)))
+    if n_r + n_s > MAX_RS_COLUMNS:
+        raise ModelTooLarge(f"the MILP would have {n_r + n_s:,} R and S columns ({p.n} ops; at most "
+                            f"{MAX_RS_COLUMNS:,} are built, about 4.5 GB): too large for memory")
     # ----- R and S -----
     # Useless recomputations (exact): R[t,k] with t beyond every stage in which an output of k
     # can still be read or kept (need_until) never helps. Proof: no reader of k's outputs runs
     # in stage t (a non-recomputable reader only in its own stage, a recomputable one only up
     # to its limit, both <= need_until) and no S[t+1,.] of k's outputs exists, so setting
     # R[t,k] = 0 keeps every dependency and keep row satisfied, lowers memory and cost.
-    useful_until = [max((need_until[v] for v in p.outs[k]), default=-1) for k in range(n)]
-    if published:
-        useful_until = [n] * n
     for t in range(n + 1):
         for k in range(min(t, n)):
             if k in rec and t <= lim[k] and t <= useful_until[k]:
