@@ -50,6 +50,20 @@ def _value_arrays(p: RematProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return prod, size, last
 
 
+def tight_ops(p: RematProblem, capacity: int) -> list[tuple[int, int]]:
+    """(excess, op) for every op whose first run cannot keep every pending value within the
+    capacity, by decreasing excess (where memory is tightest the bounds are usually largest)."""
+    prod, size, last = _value_arrays(p)
+    out = []
+    for t in range(p.n):
+        pend = (prod < t) & (last >= t) & (size > 0)
+        excess = int(size[pend].sum()) + p.out_units[t] - capacity
+        if excess > 0:
+            out.append((excess, t))
+    out.sort(key=lambda e: (-e[0], e[1]))
+    return out
+
+
 def knapsack_bound(p: RematProblem, capacity: int) -> tuple[float, int | None]:
     """(least recomputation cost every plan pays, the op t where it binds); (inf, t) when the
     values that must be live at op t's first computation already exceed the capacity."""
@@ -113,14 +127,7 @@ def closure_bound(p: RematProblem, capacity: int, deadline: float | None = None,
         return 0.0, None, 0
     prod, size, last = _value_arrays(p)
     limit = list(p.limit or (n,) * n)
-    # ops by decreasing excess (where memory is tightest the bound is usually largest)
-    order = []
-    for t in range(n):
-        pend = (prod < t) & (last >= t) & (size > 0)
-        excess = int(size[pend].sum()) + p.out_units[t] - capacity
-        if excess > 0:
-            order.append((-excess, t))
-    order.sort()
+    order = tight_ops(p, capacity)
     best, where, done = 0.0, None, 0
     scale = power_of_two_scale(p.cost)  # seconds-scale costs sit at HiGHS's tolerances (backends.cost_scale)
     for _, t in order:

@@ -50,25 +50,10 @@ import time
 
 import numpy as np
 
+from .bounds import _value_arrays, tight_ops
 from .problem import RematProblem
 
 log = logging.getLogger(__name__)
-
-
-def tight_ops(p: RematProblem, capacity: int) -> list[tuple[int, int]]:
-    """(excess, op) for every op whose first run cannot keep every pending value within the
-    capacity, by decreasing excess (the candidates for checkpoints)."""
-    from .bounds import _value_arrays
-
-    prod, size, last = _value_arrays(p)
-    out = []
-    for t in range(p.n):
-        pend = (prod < t) & (last >= t) & (size > 0)
-        excess = int(size[pend].sum()) + p.out_units[t] - capacity
-        if excess > 0:
-            out.append((excess, t))
-    out.sort(key=lambda e: (-e[0], e[1]))
-    return out
 
 
 def choose_checkpoints(p: RematProblem, capacity: int, m: int) -> list[int]:
@@ -109,7 +94,6 @@ def checkpoint_bound(p: RematProblem, capacity: int, checkpoints: list[int], *, 
     m = len(cps)
     limit = list(p.limit or (n,) * n)
     prod = [v.producer for v in V]
-    from .bounds import _value_arrays
     last = _value_arrays(p)[2]
     cols_lo: list[float] = []
     cols_hi: list[float] = []

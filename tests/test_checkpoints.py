@@ -9,8 +9,8 @@ from formulation_graphs import brute_force, random_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formulations.bounds import closure_bound
-from formulations.checkpoints import checkpoint_bound, choose_checkpoints, tight_ops
+from formulations.bounds import closure_bound, tight_ops
+from formulations.checkpoints import checkpoint_bound, choose_checkpoints
 from formulations.problem import extract
 from planner.analysis import baseline_peak, min_feasible_budget
 from planner.models import load_model
