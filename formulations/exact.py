@@ -38,7 +38,10 @@ No cap on recomputations is imposed: an op may run once per stage.
 
 Time limit (``params.time_limit``) is one budget for everything: the plain schedule, gap
 eviction (at most 20 s) and the heuristics get 30% of what is left each (their placements read
-``time_limit``), the greedy 20% (at most 20 s), the model build stops at the deadline less a reserve (``BuildTimeout``),
+``time_limit``), the greedy 20% (at most 20 s), each pruning pass at least 2.5 s, the closure
+LPs 10% (at most 20 s), the checkpoint relaxation 20% (at most 15 s), the model build stops
+at the deadline less a reserve (``BuildTimeout``; a model over ``model.MAX_RS_COLUMNS`` is
+refused before it is built, ``ModelTooLarge``, and the answer is the incumbent with the bounds),
 HiGHS gets what is left after loading the model minus the reserve (min(5 s, 10%)), and the
 reserve places the master's schedule. Measured (bench_exact, 60 s): unet 0.5 55.6 s (was
 74 s), layered:250 0.8 56.9 s (was 102.5 s), layered:500 0.8 56.2 s (was 90 s).
