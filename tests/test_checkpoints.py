@@ -23,15 +23,15 @@ def _case(seed: int, n: int, frac: float):
     peak, lo = baseline_peak(g), min_feasible_budget(g).bytes
     budget = int(lo + frac * (peak - lo))
     p = extract(g)
-    return g, budget, p, p.capacity(budget)
+    cap = p.capacity(budget)
+    return g, budget, p, cap, [t for _, t in tight_ops(p, cap)]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 10_000), n=st.integers(3, 5), frac=st.floats(0.0, 1.0))
 def test_checkpoint_bound_never_exceeds_the_brute_force_optimum(seed, n, frac):
-    g, budget, p, cap = _case(seed, n, frac)
-    cps = [t for _, t in tight_ops(p, cap)]
-    if not cps:
+    g, budget, p, cap, cps = _case(seed, n, frac)
+    if not cps:  # memory is never tight: no checkpoint, nothing to bound
         return
     sub = sorted(random.Random(seed).sample(cps, max(1, len(cps) // 2)))
     vals = [checkpoint_bound(p, cap, c, integer=i)[0] for c in (cps, sub) for i in (False, True)]
@@ -47,9 +47,8 @@ def test_checkpoint_bound_never_exceeds_the_brute_force_optimum(seed, n, frac):
 @given(seed=st.integers(0, 10_000), n=st.integers(8, 14), frac=st.floats(0.0, 1.0))
 def test_checkpoint_bound_below_the_remat_optimum_on_larger_graphs(seed, n, frac):
     """Against Checkmate's MILP proven without addresses (an independent formulation)."""
-    g, budget, p, cap = _case(seed, n, frac)
-    cps = [t for _, t in tight_ops(p, cap)]
-    if not cps:
+    g, budget, p, cap, cps = _case(seed, n, frac)
+    if not cps:  # memory is never tight: no checkpoint, nothing to bound
         return
     r = solve(g, budget, "checkmate", SolveParams(time_limit=20, addresses=False))
     if r.status != "optimal":
