@@ -83,6 +83,31 @@ def checkpoint_bound(p: RematProblem, capacity: int, checkpoints: list[int], *, 
     infeasible (no plan fits). ``integer``: solve the 0/1 model and return its dual bound;
     ``cutoff`` (with ``integer``): only solutions below it are sought; the bound returned is
     then at most the cutoff (the cutoff itself proves that every plan costs at least that)."""
+    built = _build(p, capacity, checkpoints, threads, seed)
+    if isinstance(built, tuple):
+        return built
+    return _solve(built, p, integer, time_limit, cutoff)
+
+
+def lp_then_mip(p: RematProblem, capacity: int, checkpoints: list[int], *, lp_time: float, deadline: float,
+                threads: int = 1, seed: int = 0, cutoff: float | None = None) -> dict:
+    """The LP, then (while ``deadline`` leaves time and the LP is below ``cutoff``) the MIP, on
+    one model built once (building is the slow part on large graphs): ``{"lp": (value,
+    status), "mip": (value, status)}``, "mip" absent when not run."""
+    built = _build(p, capacity, checkpoints, threads, seed)
+    if isinstance(built, tuple):
+        return {"lp": built}
+    out = {"lp": _solve(built, p, False, lp_time, None)}
+    lp = out["lp"][0]
+    left = deadline - time.perf_counter()
+    if lp != float("inf") and (cutoff is None or lp < cutoff) and left > 0.5:
+        out["mip"] = _solve(built, p, True, left, cutoff)
+    return out
+
+
+def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int, seed: int):
+    """The relaxation as a HiGHS instance (continuous columns), or (bound, status) when it is
+    decided without a solver ("empty": no checkpoint or column; "infeasible")."""
     import highspy
 
     from .backends import _new_highs, power_of_two_scale
@@ -261,20 +286,32 @@ def checkpoint_bound(p: RematProblem, capacity: int, checkpoints: list[int], *, 
     nc = len(cols_c)
     if nc == 0:
         return 0.0, "empty"
-    f = power_of_two_scale(p.cost)
     h = _new_highs(False)
     h.setOptionValue("output_flag", False)
     highspy.Highs.resetGlobalScheduler(True)
     h.setOptionValue("threads", max(1, int(threads)))
     h.setOptionValue("random_seed", int(seed))
-    h.setOptionValue("time_limit", float(max(0.01, time_limit)))
+    f = power_of_two_scale(p.cost)
     h.addVars(nc, np.asarray(cols_lo), np.asarray(cols_hi))
     h.changeColsCost(nc, np.arange(nc, dtype=np.int32), np.asarray(cols_c) * f)
     nr = len(rows_lo)
     h.addRows(nr, np.asarray(rows_lo, dtype=np.float64), np.asarray(rows_hi, dtype=np.float64), len(idx),
               np.asarray(starts[:-1], dtype=np.int32), np.asarray(idx, dtype=np.int32),
               np.asarray(val, dtype=np.float64))
+    log.info("checkpoint relaxation: %d checkpoints, %d columns, %d rows", m, nc, nr)
+    return h
+
+
+def _solve(h, p: RematProblem, integer: bool, time_limit: float, cutoff: float | None) -> tuple[float, str]:
+    """Solve the built relaxation as an LP or (``integer``) as a MIP; see ``checkpoint_bound``."""
+    import highspy
+
+    from .backends import power_of_two_scale
+
+    f = power_of_two_scale(p.cost)
+    h.setOptionValue("time_limit", float(max(0.01, time_limit)))
     if integer:
+        nc = h.getNumCol()
         h.changeColsIntegrality(nc, np.arange(nc, dtype=np.int32), np.full(nc, highspy.HighsVarType.kInteger))
         h.setOptionValue("mip_rel_gap", 0.0)
         if cutoff is not None:
@@ -282,8 +319,8 @@ def checkpoint_bound(p: RematProblem, capacity: int, checkpoints: list[int], *, 
     t0 = time.perf_counter()
     h.run()
     st = h.getModelStatus()
-    log.info("checkpoint bound: %d checkpoints, %d columns, %d rows, %s in %.1fs", m, nc, nr,
-             h.modelStatusToString(st), time.perf_counter() - t0)
+    log.info("checkpoint %s: %s in %.1fs", "MIP" if integer else "LP", h.modelStatusToString(st),
+             time.perf_counter() - t0)
     if st == highspy.HighsModelStatus.kInfeasible:
         if integer and cutoff is not None:
             return float(cutoff), "cutoff"  # nothing below the cutoff (or nothing at all)
