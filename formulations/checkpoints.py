@@ -21,25 +21,35 @@ Rows, each true of every plan (read each variable off the plan):
 4. use: an op that runs in interval i (its first run, or r[i, k]) needs each input live at
    M_i or produced in interval i: L[i, u] + r[i, p_u] (+1 when p_u first runs in interval i)
    >= run(k). The op t_{i+1} itself is covered by rows 2 and 3 at M_{i+1};
-5. the end: a required value is live at M_m or produced in interval m.
+5. the end: a required value is live at M_m or produced in interval m;
+6. each moment's closure (``formulations.bounds``) on z[i, k] <= sum over j >= i of r[j, k];
+7. memory inside the intervals: ``W[i, v]`` (v live throughout interval i) >= L[i, v] +
+   L[i+1, v] - 1 - r[i, p_v] (for the last interval, L[i+1, v] is "v is required"), and
+   every op that runs in interval i (a first run, or r[i, k] = 1) finds the W values live
+   beside its own inputs and outputs: sum of W sizes (its inputs counted once) + its inputs
+   + its outputs <= capacity.
 
-The order inside an interval and memory between checkpoints are ignored (a relaxation). With
-one checkpoint it is the closure LP; with several it is at least the largest of their
-closures (project r onto min(1, sum over intervals)), and larger where moments compete for
-the same recomputations. With every op a checkpoint it is Checkmate's LP without the
-in-stage frees. Solved as an LP or, within a time limit, a MIP whose dual bound counts.
-The LP is weaker than the MIP by more than one would think: with fractional values one
-recomputation serves two intervals (the projection argument above needs integers), so adding
-checkpoints can lower the LP (unet 0.4: 10 checkpoints 14.46%, 40 13.95%) while the MIP's
-optimum never falls.
+The order inside an interval is ignored, and between checkpoints only the values that live
+through a whole interval are counted (a relaxation). With several checkpoints it is at least
+the largest of their closures (project r onto min(1, sum over intervals)), and larger where
+moments compete for the same recomputations. Solved as an LP or, within a time limit, a MIP
+whose dual bound counts. The LP is weaker than the MIP by more than one would think: with
+fractional values one recomputation serves two intervals (the projection argument above
+needs integers), so adding checkpoints can lower the LP (unet 0.4: 10 checkpoints 14.46%,
+40 13.95%) while the MIP's optimum never falls.
 
-Measured (``exact``'s stats, 10 checkpoints): unet at 0.4 closure 13.67%, LP 14.46% in
-0.1 s, MIP 15.12% proven in 5-7 s (20 checkpoints: the same 15.12%; 40 and 80 unfinished
-in 60 s). On small synthetic graphs the MIP often equals the optimum, so the incumbent is
-proven without the big MILP: ushape:5 at 0.8 in 0.7 s (was 14.2 s), chain:24 at 0.8 in
-0.35 s, layered:60 at 0.8 in 6.1 s. Weak where memory is tight *between* first runs because
-of recomputations (layered:100 at 0.9: 0.37% against the optimum 1.30%, whatever the number
-of checkpoints): the order inside an interval is what it ignores.
+Measured (``python bench/bench_checkpoints.py``, 10 checkpoints, load 2; exact runs by
+``planner solve``). Without rows 7 the relaxation was weak where memory is tight *between* first runs
+because of recomputation chains: layered:100 at 0.9 gave 0.37% against the optimum 1.30%,
+whatever the number of checkpoints. Rows 7 make it 1.296%, the optimum (MIP 1.3 s), and
+layered:250 at 0.9 0.516% (was 0.147%), which proves gap eviction's 0.52% plan: exact proves
+both in 3-4 s (they took 105 s and were open at 120 s). unet at 0.4 is unchanged: closure
+13.67%, LP 14.46%, MIP 15.12% (12.7 s with rows 7, 6.9 s without; 20 checkpoints give the
+same, 40 and 80 do not finish in 60 s). layered:100 and layered:250 at 0.8 are unchanged
+(2.78%, 1.62%). For comparison, Checkmate's own LP relaxation on unet at 0.4 (the sparsified
+model, interior point without crossover, 574 s) is 8.04%: the stage MILP's root is far weaker
+than this relaxation there, and it cannot prove unet at 0.4 by branching in any time
+measured here.
 Checked against exhaustive search (random 3-5 op graphs) and Checkmate's MILP proven without
 addresses (8-16 ops): never above the optimum (``tests/test_checkpoints.py``).
 """
@@ -54,6 +64,8 @@ from .bounds import _value_arrays, tight_ops
 from .problem import RematProblem
 
 log = logging.getLogger(__name__)
+
+INTERVAL_MEMORY = True  # rows 7 (memory inside the intervals); False only for ablations
 
 
 def choose_checkpoints(p: RematProblem, capacity: int, m: int) -> list[int]:
@@ -83,7 +95,7 @@ def checkpoint_bound(p: RematProblem, capacity: int, checkpoints: list[int], *, 
     infeasible (no plan fits). ``integer``: solve the 0/1 model and return its dual bound;
     ``cutoff`` (with ``integer``): only solutions below it are sought; the bound returned is
     then at most the cutoff (the cutoff itself proves that every plan costs at least that)."""
-    built = _build(p, capacity, checkpoints, threads, seed)
+    built = _build(p, capacity, checkpoints, threads, seed, time.perf_counter() + time_limit)
     if isinstance(built, tuple):
         return built
     return _solve(built, p, integer, time_limit, cutoff)
@@ -94,7 +106,7 @@ def lp_then_mip(p: RematProblem, capacity: int, checkpoints: list[int], *, lp_ti
     """The LP, then (while ``deadline`` leaves time and the LP is below ``cutoff``) the MIP, on
     one model built once (building is the slow part on large graphs): ``{"lp": (value,
     status), "mip": (value, status)}``, "mip" absent when not run."""
-    built = _build(p, capacity, checkpoints, threads, seed)
+    built = _build(p, capacity, checkpoints, threads, seed, deadline)
     if isinstance(built, tuple):
         return {"lp": built}
     out = {"lp": _solve(built, p, False, lp_time, None)}
@@ -105,9 +117,12 @@ def lp_then_mip(p: RematProblem, capacity: int, checkpoints: list[int], *, lp_ti
     return out
 
 
-def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int, seed: int):
+def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int, seed: int,
+           deadline: float = float("inf")):
     """The relaxation as a HiGHS instance (continuous columns), or (bound, status) when it is
-    decided without a solver ("empty": no checkpoint or column; "infeasible")."""
+    decided without a solver ("empty": no checkpoint or column; "infeasible"; "build timeout":
+    building in Python passed ``deadline``, a ``time.perf_counter()`` value, and the bound is
+    the trivial 0: on bert-large, 3,349 ops, the build alone took 17 s)."""
     import highspy
 
     from .backends import _new_highs, power_of_two_scale
@@ -124,9 +139,9 @@ def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int,
     cols_hi: list[float] = []
     cols_c: list[float] = []
 
-    def var(c: float = 0.0) -> int:
+    def var(c: float = 0.0, hi: float = 1.0) -> int:
         cols_lo.append(0.0)
-        cols_hi.append(1.0)
+        cols_hi.append(hi)
         cols_c.append(c)
         return len(cols_c) - 1
 
@@ -134,6 +149,8 @@ def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int,
     L: list[dict[int, int]] = []   # L[i][v] -> column or ONE (values not in the dict: 0)
     R: list[dict[int, int]] = []   # R[i][k] -> column
     for i, t in enumerate(cps):
+        if time.perf_counter() > deadline:
+            return 0.0, "build timeout"
         Li: dict[int, int] = {}
         must = set()
         for u in p.reads[t]:
@@ -190,8 +207,13 @@ def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int,
             terms.append((r, 1.0))
         return terms
 
+    def check() -> None:
+        if time.perf_counter() > deadline:
+            raise _BuildTimeout
+
     try:
         for i, t in enumerate(cps):
+            check()
             Li = L[i]
             # 1. memory at M_i
             const = float(p.out_units[t])
@@ -251,6 +273,7 @@ def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int,
         # weaker than one closure in the LP (one fractional recomputation in interval i
         # serves the uses of interval i and, through persistence, of interval i + 1 too)
         for i, t in enumerate(cps):
+            check()
             Z: dict[int, int] = {}
             for k in R[i]:
                 Z[k] = var()
@@ -274,6 +297,50 @@ def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int,
                     continue  # not pending at M_i
                 zp = Z.get(prod[v])
                 row([(c, 1.0)] + ([(zp, 1.0)] if zp is not None else []), 1.0, np.inf)
+        # 7. memory inside each interval: a value live at M_i and at M_{i+1} (at the end, for
+        # the last interval, when it is required) whose producer does not run in between is
+        # live throughout the interval: W[i, v] >= L[i, v] + L[i+1, v] - 1 - r[i, p_v]. Every
+        # op that runs in the interval (a first run, or r[i, k]) finds those values live
+        # beside its own inputs and outputs; that is the memory the recomputation chains need
+        # (without these rows a chain runs for free between two moments)
+        if INTERVAL_MEMORY:
+            req_storage = {V[v].base if V[v].base is not None else v for v in p.required}
+            for i, t in enumerate(cps):
+                check()
+                nxt = cps[i + 1] if i + 1 < m else n
+                W: dict[int, int] = {}
+                for v, c in L[i].items():
+                    if not V[v].size:
+                        continue
+                    if i + 1 < m:
+                        c2 = L[i + 1].get(v)
+                        if c2 is None:
+                            continue
+                    elif v in req_storage:
+                        c2 = ONE
+                    else:
+                        continue
+                    rr = R[i].get(prod[v])
+                    if c == ONE and c2 == ONE and rr is None:
+                        W[v] = ONE
+                        continue
+                    W[v] = var()
+                    row([(W[v], 1.0), (c, -1.0), (c2, -1.0)] + ([(rr, 1.0)] if rr is not None else []),
+                        -1.0, np.inf)
+                if not W:
+                    continue
+                wm = var(hi=np.inf)  # units live throughout interval i
+                row([(wm, 1.0)] + [(c, -float(V[v].size)) for v, c in W.items()], 0.0, 0.0)
+                runners = [(k, None) for k in range(t + 1, nxt)] + list(R[i].items())
+                for k, rc in runners:
+                    need = {V[u].base if V[u].base is not None else u for u in p.reads[k]
+                            if not V[u].in_resident}
+                    const = float(sum(V[u].size for u in need) + p.out_units[k])
+                    terms = [(wm, 1.0)] + [(W[u], -float(V[u].size)) for u in need if u in W]
+                    if rc is None:
+                        row(terms, -np.inf, float(capacity) - const)
+                    else:
+                        row(terms + [(rc, const)], -np.inf, float(capacity))
         # 5. the end
         for v in p.required:
             if V[v].in_resident:
@@ -283,6 +350,9 @@ def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int,
                 row(a, 1.0, np.inf)
     except _Infeasible:
         return float("inf"), "infeasible"
+    except _BuildTimeout:
+        log.info("checkpoint relaxation: build passed its deadline (%d checkpoints, %d ops)", m, n)
+        return 0.0, "build timeout"
     nc = len(cols_c)
     if nc == 0:
         return 0.0, "empty"
@@ -337,6 +407,10 @@ def _solve(h, p: RematProblem, integer: bool, time_limit: float, cutoff: float |
     if st != highspy.HighsModelStatus.kOptimal:
         return 0.0, h.modelStatusToString(st)
     return float(info.objective_function_value) / f, "optimal"
+
+
+class _BuildTimeout(Exception):
+    """Building the relaxation passed its deadline."""
 
 
 class _Infeasible(Exception):

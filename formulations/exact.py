@@ -25,10 +25,13 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    covering-knapsack bound and its closure LP, per op's first run. The incumbent is optimal
    when it meets that bound; an infinite one proves infeasibility. Then the checkpoint
    relaxation (``formulations.checkpoints``: Checkmate's model aggregated to the 10 tightest
-   moments, each with its closure rows), as an LP and then a MIP within a fifth of the time
-   left (at most 15 s): on unet at 0.4 it lifts the bound from 13.67% to 15.12% overhead
-   (gap 7.08% -> 5.89%). On unet the MILP's root LP does not finish in 60 s, so these are the
-   only bounds there.
+   moments, each with its closure rows, and the memory of what lives through each interval),
+   as an LP and then a MIP within a fifth of the time left (at most 15 s; 60% of it, uncapped,
+   above ``LARGE_RS_COLUMNS``; all of it, over more and more checkpoints, when the MILP is too
+   large to build): on unet at 0.4 it lifts the bound from 13.67% to 15.12% overhead (gap
+   7.08% -> 5.89%), and it proves layered:100 and layered:250 at 0.9 in 3-4 s (the MILP took
+   105 s and more than 120 s). On unet the MILP's root LP does not finish in 60 s (and its LP
+   value is only 8.04%), so these are the only bounds there.
 5. Status: ``optimal`` only when proven; otherwise ``feasible`` with the MILP's bound and gap, or
    ``timeout`` without a plan. ``params.addresses=False`` returns the remat-only optimum: its
    plan when the DSA places it, otherwise no plan and a message (the objective is then a lower
@@ -39,7 +42,7 @@ No cap on recomputations is imposed: an op may run once per stage.
 Time limit (``params.time_limit``) is one budget for everything: the plain schedule, gap
 eviction (at most 20 s) and the heuristics get 30% of what is left each (their placements read
 ``time_limit``), the greedy 20% (at most 20 s), each pruning pass at least 2.5 s, the closure
-LPs 10% (at most 20 s), the checkpoint relaxation 20% (at most 15 s), the model build stops
+LPs 10% (at most 20 s), the checkpoint relaxation 20% (at most 15 s; see 4.), the model build stops
 at the deadline less a reserve (``BuildTimeout``; a model over ``model.MAX_RS_COLUMNS`` is
 refused before it is built, ``ModelTooLarge``, and the answer is the incumbent with the bounds),
 HiGHS gets what is left after loading the model minus the reserve (min(5 s, 10%)), and the
@@ -72,7 +75,8 @@ from planner.result import Result, gap_of
 from .backends import solve_highs
 from .bounds import knapsack_bound
 from .common import place_stages, plan_result, setup
-from .model import BuildTimeout, build, decode
+from . import model
+from .model import BuildTimeout, build, decode, rs_columns
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +108,13 @@ PLACE_TRY_S = 4.0  # DSA time per gap-eviction candidate (see _gap_incumbent)
 CHECKPOINTS = 10
 CHECKPOINT_SHARE = 0.2
 CHECKPOINT_MAX_S = 15.0
+# Above this many R and S columns the MILP's root LP is no help within the limits measured:
+# unet at 0.4 (104,648): unfinished in 60 s and in 10 min, and Checkmate's LP there is 8.04%
+# overhead (interior point, 574 s) against the checkpoint MIP's 15.12%; layered:250 at 0.8
+# (188k columns): the root LP finished at 45 s with 1369, below the checkpoint MIP's 1379.
+# There the checkpoint relaxation gets CHECKPOINT_SHARE_LARGE of the time left instead.
+LARGE_RS_COLUMNS = 50_000
+CHECKPOINT_SHARE_LARGE = 0.6
 
 
 def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -> tuple[Result | None, str, dict]:
@@ -280,6 +291,10 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
     else:
         rec = set(range(p.n))
     stats["recomputable_ops"] = len(rec)
+    # a MILP too large for memory is refused before it is built (model.MAX_RS_COLUMNS); known
+    # now, so the time it would have had goes to the checkpoint relaxation instead
+    stats["milp_rs_columns"] = rs_columns(p, rec)
+    milp_fits = stats["milp_rs_columns"] <= model.MAX_RS_COLUMNS
     log.info("exact: %d ops, incumbent %s (%s), %d recomputable", p.n, inc_cost, src, len(rec))
     cuts: list[list[tuple[int, int]]] = []   # excluded stage schedules: lists of (t, k) with R = 1
     # every op runs at least once, plus what every plan recomputes (formulations.bounds): a
@@ -295,7 +310,8 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
                 f"be live, with what recomputing the others needs, exceed the budget (closure bound)"))
     bound = total + max(kb, cb)
     if inc_cost is None or inc_cost > bound * (1 + 1e-9):
-        ck = _checkpoint(p, cap, params, deadline, stats, None if inc_cost is None else inc_cost - total)
+        ck = _checkpoint(p, cap, params, deadline, stats, None if inc_cost is None else inc_cost - total,
+                         everything=not milp_fits, large=stats["milp_rs_columns"] > LARGE_RS_COLUMNS)
         if ck == float("inf") and inc is None:
             return Result("exact", "infeasible", backend="bound", stats=stats, message=(
                 "no plan fits: the checkpoint relaxation (formulations.checkpoints) has no solution"))
@@ -399,28 +415,55 @@ def _closure(p, cap: int, params: SolveParams, deadline: float, stats: dict) -> 
     return cb, at
 
 
-def _checkpoint(p, cap: int, params: SolveParams, deadline: float, stats: dict, slack: float | None) -> float:
+def _checkpoint(p, cap: int, params: SolveParams, deadline: float, stats: dict, slack: float | None,
+                everything: bool = False, large: bool = False) -> float:
     """The checkpoint relaxation's bound (``formulations.checkpoints``): its LP over
     ``CHECKPOINTS`` of the tightest ops, then the same model as a MIP, whose dual bound
     counts when it stops early, within ``CHECKPOINT_SHARE`` of the time left (at most
     ``CHECKPOINT_MAX_S``). Measured on unet at 0.4: closure 13.67%, LP 14.46% (0.1 s), MIP
     15.12% proven in 6.7 s. ``slack``: the incumbent's recomputation cost (the MIP stops
-    once its bound reaches it: the incumbent is then optimal)."""
+    once its bound reaches it: the incumbent is then optimal). ``everything``: no MILP
+    follows (too large for memory), so the relaxation gets all the time left, less a
+    second, and while each MIP is solved to optimality with time to spare it is solved again
+    over twice as many checkpoints (the best bound counts: each one is valid). ``large``: the
+    MILP that follows has more than ``LARGE_RS_COLUMNS`` R and S columns, where its root LP
+    is weaker than this relaxation or does not finish, so this one gets ``CHECKPOINT_SHARE_LARGE``
+    of the time left, without the cap."""
     from .checkpoints import choose_checkpoints, lp_then_mip
 
     t0 = time.perf_counter()
-    stop = t0 + min(CHECKPOINT_MAX_S, CHECKPOINT_SHARE * max(0.0, deadline - t0))
-    cps = choose_checkpoints(p, cap, CHECKPOINTS)
-    stats["checkpoints"] = len(cps)
-    if not cps:
-        return 0.0
-    out = lp_then_mip(p, cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
-                      threads=params.threads, seed=params.seed, cutoff=slack)
-    best = out["lp"][0]
-    stats["checkpoint_lp"] = best
-    if "mip" in out:
-        stats["checkpoint_mip"], stats["checkpoint_mip_status"] = out["mip"]
-        best = max(best, out["mip"][0])
+    if everything:
+        stop = deadline - min(1.0, 0.05 * max(0.0, deadline - t0))
+    elif large:
+        stop = t0 + CHECKPOINT_SHARE_LARGE * max(0.0, deadline - t0)
+    else:
+        stop = t0 + min(CHECKPOINT_MAX_S, CHECKPOINT_SHARE * max(0.0, deadline - t0))
+    best = 0.0
+    m = CHECKPOINTS
+    rounds = []
+    while True:
+        cps = choose_checkpoints(p, cap, m)
+        if not cps or (rounds and len(cps) <= rounds[-1][0]):
+            break  # no checkpoint, or no more than the last round had
+        out = lp_then_mip(p, cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
+                          threads=params.threads, seed=params.seed, cutoff=slack)
+        lp = out["lp"][0]
+        if not rounds:
+            stats["checkpoints"] = len(cps)
+            stats["checkpoint_lp"] = lp
+        mip, mip_status = out.get("mip", (None, None))
+        if not rounds and mip is not None:
+            stats["checkpoint_mip"], stats["checkpoint_mip_status"] = mip, mip_status
+        rounds.append((len(cps), lp, mip, mip_status))
+        best = max(best, lp, mip if mip is not None else 0.0)
+        if (not everything or lp == float("inf") or mip_status != "Optimal"
+                or (slack is not None and best >= slack) or stop - time.perf_counter() < 1.0):
+            break
+        m *= 2
+    stats.setdefault("checkpoints", 0)
+    if len(rounds) > 1:
+        stats["checkpoint_rounds"] = rounds
+        stats["checkpoint_best"] = best
     stats["checkpoint_seconds"] = round(time.perf_counter() - t0, 3)
     return best
 

@@ -100,6 +100,45 @@ class ModelTooLarge(BuildTimeout):
 MAX_RS_COLUMNS = 2_500_000
 
 
+def _horizons(p: RematProblem, rec: set[int], published: bool) -> tuple[tuple[int, ...], list[int], list[int]]:
+    """(limit per op, last stage into which each value may be kept: its readers' stages, all
+    of them up to the final stage n for a recomputable reader or a required value, last stage
+    in which each op's recomputation can still be useful)."""
+    n, V = p.n, p.values
+    lim = p.limit or (n,) * n
+    need_until = [V[v].producer for v in range(len(V))]
+    for v in range(len(V)):
+        for c in p.touch[v]:
+            if c != V[v].producer:
+                need_until[v] = max(need_until[v], min(n, lim[c]) if c in rec else c)
+    for v in p.required:
+        need_until[v] = n
+    if published:
+        need_until = [n] * len(V)
+    useful_until = [max((need_until[v] for v in p.outs[k]), default=-1) for k in range(n)]
+    if published:
+        useful_until = [n] * n
+    return lim, need_until, useful_until
+
+
+def _rs_count(p: RematProblem, rec: set[int], lim, need_until: list[int], useful_until: list[int]) -> int:
+    n, V = p.n, p.values
+    n_r = sum(max(0, min(n, lim[k], useful_until[k]) - k) for k in rec)
+    n_s = sum(max(0, min(need_until[v], n) - V[v].producer) for v in range(len(V)))
+    return n_r + n_s
+
+
+def rs_columns(p: RematProblem, recomputable: set[int] | None = None, published: bool = False) -> int:
+    """The R and S columns ``build`` would create (counted without building anything)."""
+    rec = set(range(p.n)) if recomputable is None or published else set(recomputable)
+    return _rs_count(p, rec, *_horizons(p, rec, published))
+
+
+def fits_in_memory(p: RematProblem, recomputable: set[int] | None = None, published: bool = False) -> bool:
+    """Whether ``build`` would build the model rather than refuse it (``ModelTooLarge``)."""
+    return rs_columns(p, recomputable, published) <= MAX_RS_COLUMNS
+
+
 def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
           published: bool = False, deadline: float | None = None) -> Model | None:
     """Checkmate's model at ``capacity`` units. None when trivially infeasible (an op's own
@@ -116,26 +155,11 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
     rec = set(range(n)) if recomputable is None or published else set(recomputable)
     if capacity < 0 or any(p.out_units[k] > capacity for k in range(n)):
         return None
-    # last stage into which value v may be kept: its readers' stages (all of them up to the
-    # final stage n for a recomputable reader or a required value)
-    lim = p.limit or (n,) * n
-    need_until = [V[v].producer for v in range(len(V))]
-    for v in range(len(V)):
-        for c in p.touch[v]:
-            if c != V[v].producer:
-                need_until[v] = max(need_until[v], min(n, lim[c]) if c in rec else c)
-    for v in p.required:
-        need_until[v] = n
-    if published:
-        need_until = [n] * len(V)
+    lim, need_until, useful_until = _horizons(p, rec, published)
     m.offset = float(sum(p.cost))
-    useful_until = [max((need_until[v] for v in p.outs[k]), default=-1) for k in range(n)]
-    if published:
-        useful_until = [n] * n
-    n_r = sum(max(0, min(n, lim[k], useful_until[k]) - k) for k in rec)
-    n_s = sum(max(0, min(need_until[v], n) - V[v].producer) for v in range(len(V)))
-    if n_r + n_s > MAX_RS_COLUMNS:
-        raise ModelTooLarge(f"the MILP would have {n_r + n_s:,} R and S columns ({p.n} ops; at most "
+    rs = _rs_count(p, rec, lim, need_until, useful_until)
+    if rs > MAX_RS_COLUMNS:
+        raise ModelTooLarge(f"the MILP would have {rs:,} R and S columns ({p.n} ops; at most "
                             f"{MAX_RS_COLUMNS:,} are built, about 4.5 GB): too large for memory")
     # ----- R and S -----
     # Useless recomputations (exact): R[t,k] with t beyond every stage in which an output of k
