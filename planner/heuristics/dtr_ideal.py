@@ -13,13 +13,15 @@ fragmentation cost Coop is about.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..addrspace import AddressSpace
 import numpy as np
 
 from ..graph import Graph
 from ..params import SolveParams
 from ..result import Result
-from ..sim import SimConfig
+from ..sim import Infeasible, Runtime, SimConfig
 from .common import dtr_score, evict_by_score, simulate
 
 
@@ -96,8 +98,27 @@ def greedy_by_size(sizes: np.ndarray, start: np.ndarray, end: np.ndarray, capaci
     return off
 
 
+def _config(params: SolveParams) -> SimConfig:
+    return SimConfig(alignment=params.alignment, policy=params.alloc_policy, addresses=False,
+                     inplace=False, partition=False, exact_neighbours=not params.union_find,
+                     thrash_limit=params.thrash_limit, method="dtr-ideal")
+
+
 def solve_dtr_ideal(g: Graph, budget: int, params: SolveParams) -> Result:
-    cfg = SimConfig(alignment=params.alignment, policy=params.alloc_policy, addresses=False,
-                    inplace=False, partition=False, exact_neighbours=not params.union_find,
-                    thrash_limit=params.thrash_limit, method="dtr-ideal")
-    return simulate("dtr-ideal", g, budget, params, DTRIdeal(), cfg, place=place_afterwards)
+    return simulate("dtr-ideal", g, budget, params, DTRIdeal(), _config(params), place=place_afterwards)
+
+
+def scalar_sequence(g: Graph, budget: int, params: SolveParams) -> list[int] | None:
+    """The op sequence (compute steps, op ids) of DTR's scalar run, before any placement;
+    None when the run gets stuck or thrashes. For callers that place sequences themselves
+    after improving them (``formulations.exact``: on unet at 0.4 this run fits as a number
+    but not as addresses, and with its needless recomputations dropped it places at 17.4%)."""
+    cfg = _config(params)
+    if cfg.alignment is None:
+        cfg = replace(cfg, alignment=g.alignment)
+    rt = Runtime(g, budget, DTRIdeal(), cfg)
+    try:
+        rt.run()
+    except Infeasible:
+        return None
+    return [s[1] for s in rt.steps if s[0] == "c"]
