@@ -134,11 +134,6 @@ def rs_columns(p: RematProblem, recomputable: set[int] | None = None, published:
     return _rs_count(p, rec, *_horizons(p, rec, published))
 
 
-def fits_in_memory(p: RematProblem, recomputable: set[int] | None = None, published: bool = False) -> bool:
-    """Whether ``build`` would build the model rather than refuse it (``ModelTooLarge``)."""
-    return rs_columns(p, recomputable, published) <= MAX_RS_COLUMNS
-
-
 def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
           published: bool = False, deadline: float | None = None) -> Model | None:
     """Checkmate's model at ``capacity`` units. None when trivially infeasible (an op's own
