@@ -150,7 +150,7 @@ def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int,
     R: list[dict[int, int]] = []   # R[i][k] -> column
     for i, t in enumerate(cps):
         if time.perf_counter() > deadline:
-            return 0.0, "build timeout"
+            return _timed_out(len(cps), n)
         Li: dict[int, int] = {}
         must = set()
         for u in p.reads[t]:
@@ -351,8 +351,7 @@ def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int,
     except _Infeasible:
         return float("inf"), "infeasible"
     except _BuildTimeout:
-        log.info("checkpoint relaxation: build passed its deadline (%d checkpoints, %d ops)", m, n)
-        return 0.0, "build timeout"
+        return _timed_out(m, n)
     nc = len(cols_c)
     if nc == 0:
         return 0.0, "empty"
@@ -407,6 +406,11 @@ def _solve(h, p: RematProblem, integer: bool, time_limit: float, cutoff: float |
     if st != highspy.HighsModelStatus.kOptimal:
         return 0.0, h.modelStatusToString(st)
     return float(info.objective_function_value) / f, "optimal"
+
+
+def _timed_out(checkpoints: int, ops: int) -> tuple[float, str]:
+    log.info("checkpoint relaxation: build passed its deadline (%d checkpoints, %d ops)", checkpoints, ops)
+    return 0.0, "build timeout"
 
 
 class _BuildTimeout(Exception):
