@@ -38,6 +38,30 @@ def _stage_class(p, seq) -> bool:
 @given(n=st.integers(8, 60), seed=st.integers(0, 10_000), ratio=st.floats(0.6, 0.95))
 @example(n=49, seed=0, ratio=0.75)  # the profile fitted, the sequence did not (power 1, depth 0)
 def test_gap_sequences_run_within_the_capacity_in_checkmates_class(n, seed, ratio):
+    import logging
+
+    # the moment profile must over-approximate the sequence's own live units: gap_sequence
+    # logs (and drops the sequence) when it does not
+    class Mismatch(logging.Handler):
+        seen: list[str] = []
+
+        def emit(self, record):
+            if "profile fits but" in record.getMessage():
+                self.seen.append(record.getMessage())
+
+    lg = logging.getLogger("formulations.gapevict")
+    handler, level = Mismatch(), lg.level
+    lg.addHandler(handler)
+    lg.setLevel(logging.DEBUG)
+    try:
+        _check_gap_sequences(n, seed, ratio)
+    finally:
+        lg.removeHandler(handler)
+        lg.setLevel(level)
+    assert not handler.seen, handler.seen[0]
+
+
+def _check_gap_sequences(n, seed, ratio):
     g = load_model(f"layered:{n}:{seed}")
     p = extract(g)
     budget = max(int(ratio * baseline_peak(g)), min_feasible_budget(g).bytes)
