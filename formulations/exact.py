@@ -102,6 +102,9 @@ MIP_START = False
 PRESOLVE_MAX_COLUMNS = 150_000  # above this the master runs without HiGHS presolve (see below)
 # capacities the incumbent pruning aims at, as fractions of the real one: the first that places
 PRUNE_TARGETS = (1.0, 0.97)
+# the exchange pass over the incumbent (see _exchange): its share of the time left, capped
+EXCHANGE_SHARE = 0.25
+EXCHANGE_MAX_S = 20.0
 PRUNE_MIN_S = 2.5  # time a pruning pass may take, when the time left allows (see _incumbent)
 PLACE_TRY_S = 4.0  # DSA time per gap-eviction candidate (see _gap_incumbent)
 # the checkpoint bound (see _checkpoint): how many checkpoints, and its time share
@@ -224,7 +227,44 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
         tried[label] = r.objective if r.has_plan else r.status
         if r.has_plan and (best is None or r.objective < best.objective):
             best, src = r, label
+    if best is not None and params.warm_start:
+        best, src = _exchange(p, best, src, cap, params, deadline, as_result, tried)
     return best, src, tried
+
+
+def _exchange(p, best: Result, src: str, cap: int, params: SolveParams, deadline: float, as_result,
+              tried: dict) -> tuple[Result, str]:
+    """The incumbent after ``improve.exchange_recomputations`` (a recomputation traded for
+    cheaper ones), within ``EXCHANGE_SHARE`` of the time left (at most ``EXCHANGE_MAX_S``):
+    each cheaper candidate is placed (at most ``PLACE_TRY_S``) and validated, and the search
+    restarts from the first one that places."""
+    from .improve import exchange_recomputations
+    from .schedule import lifetimes, place
+
+    left = deadline - time.perf_counter()
+    if left < 0.1 * params.time_limit:
+        tried["exchange"] = "skipped: time limit"
+        return best, src
+    stop = time.perf_counter() + min(EXCHANGE_MAX_S, EXCHANGE_SHARE * left)
+    seq = [st.ref for st in best.plan.steps if st.kind == "compute"]
+    steps = 0
+    while time.perf_counter() < stop:
+        found = False
+        for cand in exchange_recomputations(p, seq, cap, stop):
+            lt = lifetimes(p, cand)
+            pl = place(lt, cap, max(0.1, min(PLACE_TRY_S, stop - time.perf_counter())), params.seed, params.threads)
+            if pl.offsets is None:
+                continue
+            r = as_result(lt, pl.offsets)
+            if r.has_plan and r.objective < best.objective:
+                best, seq, found = r, list(lt.seq), True
+                steps += 1
+                break
+        if not found:
+            break
+    tried["exchange"] = f"{steps} step(s)" if steps else "no gain"
+    log.info("exact: exchange: %d step(s), %s", steps, best.objective)
+    return best, (f"{src}+exchange" if steps else src)
 
 
 def _gap_incumbent(p, cap: int, params: SolveParams, seconds: float, as_result, tried: dict) -> Result | None:

@@ -50,7 +50,7 @@ RESTARTS = 8  # seeded runs when every variant is stuck (``gap_sequences``)
 
 def gap_sequence(p: RematProblem, capacity: int, deadline: float | None = None, power: int = 1,
                  depth: int = 0, groups: bool = True, early: bool = True,
-                 seed: int | None = None) -> list[int] | None:
+                 seed: int | None = None, init: list[int] | None = None) -> list[int] | None:
     """Op sequence whose moment profile fits ``capacity``, or, when no move helps, whose own
     minimal-lifetime peak does (None when neither, or out of time).
     ``power``: the excess measured is sum over moments of max(0, live - capacity) ** power
@@ -58,7 +58,10 @@ def gap_sequence(p: RematProblem, capacity: int, deadline: float | None = None, 
     inputs that may be recomputed with a value instead of retained; ``groups``: try group
     moves when no single move helps; ``early``: also recompute right after each run of
     over-budget moments, not only at the next need; ``seed``: pick at random among the moves
-    within 70% of the best score (None: the best, deterministic)."""
+    within 70% of the best score (None: the best, deterministic); ``init``: start from this
+    sequence (in Checkmate's class: first computations in captured order, recomputations
+    before the first computation of their stage) instead of the plain schedule: its moves then
+    repair whatever excess that sequence has (``formulations.improve.exchange_recomputations``)."""
     import random
 
     n, V = p.n, p.values
@@ -86,9 +89,29 @@ def gap_sequence(p: RematProblem, capacity: int, deadline: float | None = None, 
         nd = needs[v]
         return nd[bisect.bisect_left(nd, nxt) - 1]
 
+    if init is not None:
+        done = 0  # first computations so far: recomputations now belong to stage ``done``
+        for k in init:
+            if k == done:
+                done += 1
+                continue
+            if k > done:
+                raise ValueError(f"sequence not in Checkmate's class: op {k} runs before op {done}")
+            r = 2 * done - 1
+            recs.setdefault(done, set()).add(k)
+            for w in p.outs[k]:
+                if r not in starts[w]:
+                    bisect.insort(starts[w], r)
+                if r not in needs[w]:
+                    bisect.insort(needs[w], r)
+            for u in p.reads[k]:
+                for x in (u, V[u].base):
+                    if x is not None and r not in needs[x]:
+                        bisect.insort(needs[x], r)
     for v, val in enumerate(V):
         if val.size:
-            mem[2 * val.producer:copy_end(v, 2 * val.producer) + 1] += val.size
+            for s0 in starts[v]:
+                mem[s0:copy_end(v, s0) + 1] += val.size
 
     def extension(v: int, r: int) -> tuple[int, int] | None:
         """Moments (from, to) that keeping v live at r adds; None when a copy covers r."""

@@ -59,3 +59,49 @@ def prune_recomputations(p: RematProblem, seq: list[int], capacity: int,
             removed.add(i)
     log.debug("prune: %d of %d recomputations removed", len(removed), len(rec))
     return [k for j, k in enumerate(seq) if j not in removed]
+
+
+def exchange_recomputations(p: RematProblem, seq: list[int], capacity: int, deadline: float,
+                            targets: tuple[float, ...] = (1.0, 0.98)):
+    """Yield sequences cheaper than ``seq`` (a pruned one, in Checkmate's class), each within
+    ``capacity``: a local search one step beyond pruning. Each recomputation, costliest first,
+    is dropped, which leaves some moments over the capacity; gap eviction
+    (``formulations.gapevict``, started from that sequence) repairs them with its cheapest
+    moves per unit of excess, at ``capacity`` times each of ``targets`` (a little less leaves
+    room for fragmentation when the caller places it), and the result is pruned again. Kept only when
+    the total is cheaper: a recomputation traded for cheaper ones elsewhere. The caller places
+    and validates each candidate and restarts from the one it keeps."""
+    from .gapevict import gap_sequence
+
+    base = lifetimes(p, seq)
+    if base is None:
+        return
+    done = 0
+    occ: list[int] = []
+    for i, k in enumerate(seq):
+        if k == done:
+            done += 1
+        else:
+            occ.append(i)
+    occ.sort(key=lambda i: (-p.cost[seq[i]], i))
+    tried: set[tuple[int, ...]] = set()
+    for i in occ:
+        trial = seq[:i] + seq[i + 1:]
+        for shrink in targets:
+            target = int(capacity * shrink)
+            for power in (1, 2):
+                if time.perf_counter() > deadline:
+                    return
+                try:
+                    out = gap_sequence(p, target, deadline, power, 0, init=trial)
+                except ValueError:  # not in Checkmate's class: nothing to start from
+                    return
+                if out is None:
+                    continue
+                pruned = prune_recomputations(p, out, target, deadline)
+                lt = lifetimes(p, pruned)
+                if (lt is None or lt.peak_units > capacity or lt.seq in tried
+                        or lt.cost >= base.cost - 1e-9 * max(1.0, abs(base.cost))):
+                    continue
+                tried.add(lt.seq)
+                yield list(pruned)

@@ -89,3 +89,53 @@ def test_dtr_scalar_sequence_is_runnable_and_prunes_to_a_placed_plan():
     pruned = lifetimes(p, prune_recomputations(p, seq, cap, time.perf_counter() + 30))
     assert pruned.cost < 0.95 * lt.cost and pruned.peak_units <= cap
     assert place(pruned, cap, 20.0, 0, 1).offsets is not None
+
+
+def _in_stage_class(p, seq) -> bool:
+    done = 0
+    for k in seq:
+        if k == done:
+            done += 1
+        elif k > done:
+            return False
+    return done == p.n
+
+
+def test_gap_eviction_started_from_a_sequence():
+    from formulations.gapevict import gap_sequence
+
+    g = load_model("layered:100")
+    p = extract(g)
+    cap = p.capacity(int(0.8 * baseline_peak(g)))
+    # from the plain schedule it is the plain start
+    assert gap_sequence(p, cap, init=list(range(p.n))) == gap_sequence(p, cap)
+    # a sequence that already fits is returned as it is (nothing is over)
+    seq = gap_sequence(p, cap)
+    assert seq is not None and gap_sequence(p, cap, init=seq) == seq
+    with pytest.raises(ValueError, match="Checkmate's class"):
+        gap_sequence(p, cap, init=[1, 0] + list(range(2, p.n)))
+
+
+def test_exchange_trades_a_recomputation_for_cheaper_ones():
+    from formulations.gapevict import gap_sequence
+    from formulations.improve import exchange_recomputations
+
+    g = load_model("layered:100")
+    p = extract(g)
+    cap = p.capacity(int(0.8 * baseline_peak(g)))
+    seq = prune_recomputations(p, gap_sequence(p, cap, power=1, depth=0), cap)
+    base = lifetimes(p, seq)
+    assert base.peak_units <= cap
+    got = []
+    for cand in exchange_recomputations(p, seq, cap, time.perf_counter() + 60):
+        got.append(cand)
+        if len(got) == 2:
+            break
+    # measured: 5.00% -> 3.89% overhead on this graph (the gap-eviction plan, pruned)
+    assert got, "no cheaper sequence found"
+    for cand in got:
+        lt = lifetimes(p, cand)
+        assert lt is not None and lt.peak_units <= cap
+        assert lt.cost < base.cost
+        assert lt.cost >= sum(p.cost) - 1e-9
+        assert _in_stage_class(p, cand)
