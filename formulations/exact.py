@@ -7,7 +7,10 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    source that plans random layered graphs, where every other one thrashes or gets stuck), the
    runtime heuristic plans (``coop`` and two of its ablations, ``dtr``, ``dte``) and the greedy of
    ``formulations.greedy``, each also with its unneeded recomputations dropped
-   (``formulations.improve``: unet 0.5 28.4% -> 13.0%); ``stats['incumbent']`` names the source.
+   (``formulations.improve``: unet 0.5 28.4% -> 13.0%), and then the best one through the
+   exchange pass (``improve.exchange_recomputations``: a recomputation dropped, gap eviction
+   repairs the excess from there; unet 0.4 17.42% -> 16.93%, 0.6 8.56% -> 8.48%);
+   ``stats['incumbent']`` names the source.
    On layered:100 at 0.9 the gap-eviction plan is the optimum (547): cost fixing then leaves 62
    of 100 ops recomputable (17k columns instead of 30k) and HiGHS proves it in 39-70 s; at 0.8
    the slack (27) exceeds every op's cost (at most 10), so cost fixing removes nothing there.
@@ -41,7 +44,8 @@ No cap on recomputations is imposed: an op may run once per stage.
 
 Time limit (``params.time_limit``) is one budget for everything: the plain schedule, gap
 eviction (at most 20 s) and the heuristics get 30% of what is left each (their placements read
-``time_limit``), the greedy 20% (at most 20 s), each pruning pass at least 2.5 s, the closure
+``time_limit``), the greedy 20% (at most 20 s), each pruning pass at least 2.5 s, the exchange
+pass 25% (at most 20 s), the closure
 LPs 10% (at most 20 s), the checkpoint relaxation 20% (at most 15 s; see 4.), the model build stops
 at the deadline less a reserve (``BuildTimeout``; a model over ``model.MAX_RS_COLUMNS`` is
 refused before it is built, ``ModelTooLarge``, and the answer is the incumbent with the bounds),
