@@ -232,7 +232,11 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
         if r.has_plan and (best is None or r.objective < best.objective):
             best, src = r, label
     if best is not None and params.warm_start:
-        best, src = _exchange(p, best, src, cap, params, deadline, as_result, tried)
+        try:
+            best, src = _exchange(p, best, src, cap, params, deadline, as_result, tried)
+        except Exception as exc:  # noqa: BLE001 - like a broken heuristic: reported, never fatal
+            log.exception("exact: exchange pass failed")
+            tried["exchange"] = f"error: {exc}"[:80]
     return best, src, tried
 
 
