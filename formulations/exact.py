@@ -76,10 +76,10 @@ from planner.params import SolveParams
 from planner.progress import Progress
 from planner.result import Result, gap_of
 
+from . import model
 from .backends import solve_highs
 from .bounds import knapsack_bound
 from .common import place_stages, plan_result, setup
-from . import model
 from .model import BuildTimeout, build, decode, rs_columns
 
 log = logging.getLogger(__name__)
@@ -234,7 +234,7 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float) -
     if best is not None and params.warm_start:
         try:
             best, src = _exchange(p, best, src, cap, params, deadline, as_result, tried)
-        except Exception as exc:  # noqa: BLE001 - like a broken heuristic: reported, never fatal
+        except Exception as exc:
             log.exception("exact: exchange pass failed")
             tried["exchange"] = f"error: {exc}"[:80]
     return best, src, tried
@@ -247,7 +247,7 @@ def _exchange(p, best: Result, src: str, cap: int, params: SolveParams, deadline
     each cheaper candidate is placed (at most ``PLACE_TRY_S``) and validated, and the search
     restarts from the first one that places."""
     from .improve import exchange_recomputations
-    from .schedule import lifetimes, place
+    from .schedule import place
 
     left = deadline - time.perf_counter()
     if left < 0.1 * params.time_limit:
@@ -258,8 +258,7 @@ def _exchange(p, best: Result, src: str, cap: int, params: SolveParams, deadline
     steps = 0
     while time.perf_counter() < stop:
         found = False
-        for cand in exchange_recomputations(p, seq, cap, stop):
-            lt = lifetimes(p, cand)
+        for lt in exchange_recomputations(p, seq, cap, stop):
             pl = place(lt, cap, max(0.1, min(PLACE_TRY_S, stop - time.perf_counter())), params.seed, params.threads)
             if pl.offsets is None:
                 continue

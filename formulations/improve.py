@@ -36,6 +36,18 @@ log = logging.getLogger(__name__)
 ORDERS = ("cost-per-unit", "cost")
 
 
+def recomputations(seq: list[int]) -> list[int]:
+    """Positions in ``seq`` of the runs that are not an op's first."""
+    seen: set[int] = set()
+    rec: list[int] = []
+    for i, k in enumerate(seq):
+        if k in seen:
+            rec.append(i)
+        else:
+            seen.add(k)
+    return rec
+
+
 def prune_recomputations(p: RematProblem, seq: list[int], capacity: int,
                          deadline: float | None = None, order: str = "cost-per-unit") -> list[int]:
     """``seq`` without the recomputations it does not need (see the module docstring).
@@ -44,13 +56,7 @@ def prune_recomputations(p: RematProblem, seq: list[int], capacity: int,
     memory), or the highest cost ("cost")."""
     if order not in ORDERS:
         raise ValueError(f"unknown pruning order {order!r}; known: {', '.join(ORDERS)}")
-    seen: set[int] = set()
-    rec: list[int] = []
-    for i, k in enumerate(seq):
-        if k in seen:
-            rec.append(i)
-        else:
-            seen.add(k)
+    rec = recomputations(seq)
     if order == "cost":
         rec.sort(key=lambda i: (-p.cost[seq[i]], i))
     else:
@@ -69,8 +75,8 @@ def prune_recomputations(p: RematProblem, seq: list[int], capacity: int,
 
 def exchange_recomputations(p: RematProblem, seq: list[int], capacity: int, deadline: float,
                             targets: tuple[float, ...] = (1.0, 0.98)):
-    """Yield sequences cheaper than ``seq`` (a pruned one, in Checkmate's class), each within
-    ``capacity``: a local search one step beyond pruning. Each recomputation, costliest first,
+    """Yield the minimal lifetimes of sequences cheaper than ``seq`` (a pruned one, in
+    Checkmate's class), each within ``capacity``: a local search one step beyond pruning. Each recomputation, costliest first,
     is dropped, which leaves some moments over the capacity; gap eviction
     (``formulations.gapevict``, started from that sequence) repairs them with its cheapest
     moves per unit of excess, at ``capacity`` times each of ``targets`` (a little less leaves
@@ -82,14 +88,7 @@ def exchange_recomputations(p: RematProblem, seq: list[int], capacity: int, dead
     base = lifetimes(p, seq)
     if base is None:
         return
-    done = 0
-    occ: list[int] = []
-    for i, k in enumerate(seq):
-        if k == done:
-            done += 1
-        else:
-            occ.append(i)
-    occ.sort(key=lambda i: (-p.cost[seq[i]], i))
+    occ = sorted(recomputations(seq), key=lambda i: (-p.cost[seq[i]], i))
     tried: set[tuple[int, ...]] = set()
     for i in occ:
         trial = seq[:i] + seq[i + 1:]
@@ -110,4 +109,4 @@ def exchange_recomputations(p: RematProblem, seq: list[int], capacity: int, dead
                         or lt.cost >= base.cost - 1e-9 * max(1.0, abs(base.cost))):
                     continue
                 tried.add(lt.seq)
-                yield list(pruned)
+                yield lt

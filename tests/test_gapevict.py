@@ -43,7 +43,9 @@ def test_gap_sequences_run_within_the_capacity_in_checkmates_class(n, seed, rati
     # the moment profile must over-approximate the sequence's own live units: gap_sequence
     # logs (and drops the sequence) when it does not
     class Mismatch(logging.Handler):
-        seen: list[str] = []
+        def __init__(self):
+            super().__init__()
+            self.seen: list[str] = []
 
         def emit(self, record):
             if "profile fits but" in record.getMessage():
