@@ -199,7 +199,7 @@ def greedy_best_fit(buffers: list[Buffer], capacity: int | None = None) -> DsaSo
 
 def solve_dsa(buffers: list[Buffer], capacity: int | None = None, time_limit: float = 60.0,
               seed: int = 0, threads: int = 1, greedy_only: bool = False,
-              engine: str = "auto") -> DsaSolution:
+              engine: str = "auto", cpsat_lead: float = 0.0) -> DsaSolution:
     """Place ``buffers``. With ``capacity``: find a placement within it (greedy first, then the
     exact engine). Without: minimise the peak (proving optimality where the engine can).
 
@@ -208,6 +208,8 @@ def solve_dsa(buffers: list[Buffer], capacity: int | None = None, time_limit: fl
     or "auto" (default: both in turn, in growing time slices; see the module docstring).
     A fixed seed (and thread count) gives the same answer whenever the engine that answers
     finishes inside its slice; only a time cut-off can change which engine answers first.
+    ``cpsat_lead`` (engine "auto"): the share of the time CP-SAT gets before the portfolio
+    starts (the placements of remat schedules, ``schedule.place``: see ``PLACE_CPSAT_LEAD``).
     The returned solution always passed ``check_solution``.
     """
     t0 = time.perf_counter()
@@ -230,7 +232,11 @@ def solve_dsa(buffers: list[Buffer], capacity: int | None = None, time_limit: fl
 
     run = {"search": _run_search, "cp-sat": _run_cpsat, "auto": _run_auto}[engine]
     if capacity is not None:
-        found, offsets, who = run(buffers, capacity, deadline, seed, threads)
+        found, who = "timeout", "cp-sat"
+        if engine == "auto" and cpsat_lead > 0:
+            found, offsets, who = _run_cpsat(buffers, capacity, t0 + cpsat_lead * (deadline - t0), seed, threads)
+        if found == "timeout":
+            found, offsets, who = run(buffers, capacity, deadline, seed, threads)
         if found == "found":
             peak = peak_of(buffers, offsets)
             status = "optimal" if peak <= lb else "feasible"

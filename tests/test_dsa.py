@@ -77,6 +77,17 @@ def test_tight_tilings_solved_exactly(seed):
     assert check_solution(bufs, sol.offsets, cap) == []
 
 
+def test_cpsat_lead_answers_first_and_validates():
+    # schedule.place gives CP-SAT the lead (remat lifetimes); the answer still validates and
+    # names its engine, and a capacity below the bound is still refused without a search
+    bufs, _, cap = guillotine(50, seed=1)
+    assert greedy_best_fit(bufs, cap).offsets is None
+    sol = solve_dsa(bufs, cap, time_limit=20, cpsat_lead=0.6)
+    assert sol.status == "optimal" and sol.method == "cp-sat"
+    assert check_solution(bufs, sol.offsets, cap) == []
+    assert solve_dsa(bufs, cap - 1, time_limit=5, cpsat_lead=0.6).status == "infeasible"
+
+
 def test_minimise_reaches_the_tight_peak():
     bufs, _, cap = guillotine(30, seed=3)
     sol = solve_dsa(bufs, None, time_limit=20)
