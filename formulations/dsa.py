@@ -208,8 +208,8 @@ def solve_dsa(buffers: list[Buffer], capacity: int | None = None, time_limit: fl
     or "auto" (default: both in turn, in growing time slices; see the module docstring).
     A fixed seed (and thread count) gives the same answer whenever the engine that answers
     finishes inside its slice; only a time cut-off can change which engine answers first.
-    ``cpsat_lead`` (engine "auto"): the share of the time CP-SAT gets before the portfolio
-    starts (the placements of remat schedules, ``schedule.place``: see ``PLACE_CPSAT_LEAD``).
+    ``cpsat_lead`` (engine "auto", with a capacity): the share of the time CP-SAT gets before
+    the portfolio starts (the placements of remat schedules, ``schedule.place``: see ``PLACE_CPSAT_LEAD``).
     The returned solution always passed ``check_solution``.
     """
     t0 = time.perf_counter()
@@ -232,7 +232,7 @@ def solve_dsa(buffers: list[Buffer], capacity: int | None = None, time_limit: fl
 
     run = {"search": _run_search, "cp-sat": _run_cpsat, "auto": _run_auto}[engine]
     if capacity is not None:
-        found, who = "timeout", "cp-sat"
+        found = "timeout"
         if engine == "auto" and cpsat_lead > 0:
             found, offsets, who = _run_cpsat(buffers, capacity, t0 + cpsat_lead * (deadline - t0), seed, threads)
         if found == "timeout":
