@@ -19,8 +19,8 @@ unet (0.4: 22.3%; 0.5: coop 12.0%, dte 19.2% -> 11.2%), but neither order domina
 The exchange pass (``exchange_recomputations``) goes one step further: it drops a
 recomputation the schedule does need, and gap eviction (``formulations.gapevict``, started
 from that sequence) repairs the excess with cheaper moves. Measured in ``exact`` (60 s):
-unet 0.4 17.42% -> 16.93% (one step), 0.6 8.56% -> 8.48%; on layered:100 at 0.8 it finds
-3.89% against 5.00%, which the DSA does not place within its try.
+unet 0.4 17.42% -> 16.93% (one step), 0.6 8.56% -> 8.48%; layered:100 at 0.8 (120 s)
+5.00% -> 3.89% (its candidate needs 9 s of CP-SAT to place).
 """
 from __future__ import annotations
 
