@@ -8,11 +8,15 @@ question is feasibility (max(offset + size) <= capacity); without one, minimise 
 Engines (the ``method`` of a solution says which produced it):
 - ``greedy``: TFLite's greedy-by-size best-fit (Pisarchyk & Lee 2020), the fast path;
 - ``search``: the exact depth-first search over canonical solutions (``dsa_search``);
-- ``cp-sat``: the CP-SAT ``add_no_overlap_2d`` model (``dsa_cpsat``) with a bottom-left
-  fixed search (lowest possible buffer first, at its lowest offset: the canonical search's
-  branching, plus CP-SAT's clause learning and restarts); on the tight tilings of
-  ``bench/bench_dsa.py`` it solves every instance in <= 2 s, where the default CP-SAT search
-  does not;
+- ``cp-sat``: the CP-SAT ``add_no_overlap_2d`` model (``dsa_cpsat``), run as a sequence of
+  short runs (``CpsatRuns``) that alternate a bottom-left fixed search (lowest possible buffer
+  first, at its lowest offset: the canonical search's branching, plus CP-SAT's clause learning
+  and restarts) with CP-SAT's default search, a new seed per pair and slowly growing slices.
+  Why: CP-SAT's time to a placement is heavy-tailed in the seed (trace 450 seed 1, 2 s per
+  seed: the default search places it for 7 of 12 seeds), and the two searches succeed on
+  different instances (20 gap-eviction schedules of layered graphs, 5 s: default 14, bottom-left
+  11; tilings: bottom-left all in <= 2 s, default none). Alternating found 12 of 13 hard remat
+  placements in 20 s where one bottom-left run then the portfolio found 6;
 - engine ``auto`` (the default of ``solve_dsa``) is a portfolio of the two exact engines: the
   search for the first ``SEARCH_SHARE`` of the time (it either succeeds fast or thrashes,
   its run times are heavy-tailed), then CP-SAT, whose clause learning covers other instances.
@@ -35,6 +39,8 @@ STATUSES = ("optimal", "feasible", "infeasible", "timeout")
 ENGINES = ("auto", "search", "cp-sat")
 SLICE_FIRST = 2.0   # engine auto: first time slice (s) of each engine; slices then grow ...
 SLICE_GROWTH = 4.0  # ... by this factor after each search + CP-SAT pair
+CPSAT_FIRST = 1.0   # CpsatRuns: first run (s) of each CP-SAT search; runs then grow ...
+CPSAT_GROWTH = 1.5  # ... by this factor after each bottom-left + default pair (new seed per pair)
 
 
 @dataclass(frozen=True)
@@ -232,11 +238,14 @@ def solve_dsa(buffers: list[Buffer], capacity: int | None = None, time_limit: fl
 
     run = {"search": _run_search, "cp-sat": _run_cpsat, "auto": _run_auto}[engine]
     if capacity is not None:
-        found = "timeout"
+        found, runs = "timeout", CpsatRuns(buffers, capacity, seed, threads)
         if engine == "auto" and cpsat_lead > 0:
-            found, offsets, who = _run_cpsat(buffers, capacity, t0 + cpsat_lead * (deadline - t0), seed, threads)
+            found, offsets, who = _run_cpsat(buffers, capacity, t0 + cpsat_lead * (deadline - t0), seed, threads,
+                                             runs)
         if found == "timeout":
-            found, offsets, who = run(buffers, capacity, deadline, seed, threads)
+            # the portfolio goes on with the CP-SAT runs where the lead stopped
+            kw = {} if engine == "search" else {"runs": runs}
+            found, offsets, who = run(buffers, capacity, deadline, seed, threads, **kw)
         if found == "found":
             peak = peak_of(buffers, offsets)
             status = "optimal" if peak <= lb else "feasible"
@@ -303,19 +312,50 @@ def _run_search(buffers, capacity: int, deadline: float, seed: int, threads: int
     return out.status, None, "search"
 
 
-def _run_cpsat(buffers, capacity: int, deadline: float, seed: int, threads: int):
-    from .dsa_cpsat import cpsat_place
-    lo, up, sz, al = _arrays(buffers)
-    status, off = cpsat_place(lo, up, sz, al, capacity, max(0.01, deadline - time.perf_counter()),
-                              seed=seed, threads=threads, bottom_left=True)
+class CpsatRuns:
+    """CP-SAT as a restartable engine: run k uses the bottom-left search when k is even, the
+    default search when odd, seed ``seed + k // 2``, at most ``CPSAT_FIRST * CPSAT_GROWTH**(k // 2)``
+    seconds. ``advance(deadline)`` goes on where the last call stopped, so a portfolio that
+    interleaves it with the search never repeats a run; a run cut short by the deadline is run
+    again in full next time, which keeps the sequence (and so the answer) fixed for a seed."""
+
+    def __init__(self, buffers, capacity: int, seed: int = 0, threads: int = 1):
+        self.arrays, self.capacity = _arrays(buffers), capacity
+        self.seed, self.threads, self.k = seed, threads, 0
+
+    def advance(self, deadline: float) -> tuple[str, np.ndarray | None]:
+        from .dsa_cpsat import cpsat_place
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0.01:
+                return "timeout", None
+            r = self.k // 2
+            planned = CPSAT_FIRST * CPSAT_GROWTH ** r
+            status, off = cpsat_place(*self.arrays, self.capacity, min(left, planned), seed=self.seed + r,
+                                      threads=self.threads, bottom_left=self.k % 2 == 0)
+            log.debug("dsa cp-sat run %d (%s, seed %d) at %d: %s", self.k,
+                      "bottom-left" if self.k % 2 == 0 else "default", self.seed + r, self.capacity, status)
+            if status != "timeout":
+                return status, off
+            if planned > left:
+                return "timeout", None  # cut short: run k again, in full, on the next call
+            self.k += 1
+
+
+def _run_cpsat(buffers, capacity: int, deadline: float, seed: int, threads: int, runs: CpsatRuns | None = None):
+    if runs is None:
+        runs = CpsatRuns(buffers, capacity, seed, threads)
+    status, off = runs.advance(deadline)
     if status == "found":
         return "found", {b.id: int(o) for b, o in zip(buffers, off.tolist())}, "cp-sat"
     return status, None, "cp-sat"
 
 
-def _run_auto(buffers, capacity: int, deadline: float, seed: int, threads: int):
+def _run_auto(buffers, capacity: int, deadline: float, seed: int, threads: int, runs: CpsatRuns | None = None):
     from .dsa_search import Searcher
     searcher = Searcher(*_arrays(buffers), capacity, seed=seed)
+    if runs is None:
+        runs = CpsatRuns(buffers, capacity, seed, threads)
     k = 0
     while True:
         now = time.perf_counter()
@@ -325,7 +365,7 @@ def _run_auto(buffers, capacity: int, deadline: float, seed: int, threads: int):
         if k % 2 == 0:
             out = _run_search(buffers, capacity, end, seed, threads, searcher)
         else:
-            out = _run_cpsat(buffers, capacity, end, seed, threads)
+            out = _run_cpsat(buffers, capacity, end, seed, threads, runs)
         if out[0] != "timeout":
             return out
         k += 1

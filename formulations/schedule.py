@@ -153,8 +153,10 @@ class Placement:
     notes: dict = field(default_factory=dict)
 
 
-# Share of a placement's time that CP-SAT (bottom-left search) gets before the DSA portfolio
-# (which starts with the canonical search). Measured on 15 gap-eviction schedules of layered
+# Share of a placement's time that CP-SAT (``CpsatRuns``: bottom-left and default search in
+# turn, a new seed per pair) gets before the DSA portfolio (which starts with the canonical
+# search). With the alternation, 13 hard remat placements (layered 250/500 schedules, trace 450)
+# at 20 s: 12 found, 49 s in all; with one bottom-left run then the portfolio: 6, 162 s. Measured on 15 gap-eviction schedules of layered
 # graphs (100-500 ops at 0.8-0.9, 104-505 buffers, peaks 0.935-0.998 of the capacity; 10 s
 # each engine): the search found 5 (0.04-3.5 s) and timed out on every one above 200 buffers;
 # CP-SAT bottom-left found 13 (0.02-6.4 s), its default search 10. Tilings are the other way

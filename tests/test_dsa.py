@@ -88,6 +88,38 @@ def test_cpsat_lead_answers_first_and_validates():
     assert solve_dsa(bufs, cap - 1, time_limit=5, cpsat_lead=0.6).status == "infeasible"
 
 
+def test_cpsat_runs_alternate_searches_and_seeds_and_repeat_a_cut_run(monkeypatch):
+    # CP-SAT's time to a placement is heavy-tailed in the seed: CpsatRuns alternates bottom-left
+    # and default search, a new seed per pair, growing slices; a run cut by the deadline is
+    # repeated in full next time so that the sequence is fixed for a seed
+    from formulations import dsa, dsa_cpsat
+    calls = []
+
+    def fake(lo, up, sz, al, cap, tl, seed=0, threads=1, bottom_left=False, **kw):
+        calls.append((bottom_left, seed, round(tl, 2)))
+        return ("found", up * 0) if len(calls) == 6 else ("timeout", None)
+
+    monkeypatch.setattr(dsa_cpsat, "cpsat_place", fake)
+    monkeypatch.setattr(dsa, "CPSAT_FIRST", 0.0)  # every planned run fits before any deadline
+    runs = dsa.CpsatRuns(EXAMPLE, 12, seed=5)
+    assert runs.advance(dsa.time.perf_counter() + 60)[0] == "found"
+    assert [(bl, s) for bl, s, _ in calls] == [(True, 5), (False, 5), (True, 6), (False, 6), (True, 7), (False, 7)]
+    calls.clear()
+    monkeypatch.setattr(dsa, "CPSAT_FIRST", 100.0)
+    runs = dsa.CpsatRuns(EXAMPLE, 12, seed=0)
+    assert runs.advance(dsa.time.perf_counter() + 0.5)[0] == "timeout"
+    assert runs.k == 0 and calls[0][0] is True and calls[0][2] <= 0.5
+
+
+def test_cpsat_engine_places_a_trace_instance_the_same_way_twice():
+    bufs, _, cap = trace(150, seed=0)
+    a = solve_dsa(bufs, cap, time_limit=30, engine="cp-sat", seed=3)
+    b = solve_dsa(bufs, cap, time_limit=30, engine="cp-sat", seed=3)
+    assert a.method == "cp-sat" and a.status == "optimal"
+    assert check_solution(bufs, a.offsets, cap) == []
+    assert a.offsets == b.offsets
+
+
 def test_minimise_reaches_the_tight_peak():
     bufs, _, cap = guillotine(30, seed=3)
     sol = solve_dsa(bufs, None, time_limit=20)
