@@ -56,6 +56,12 @@ area first, as minimalloc's "TAW,WAT,AWT") and over the instance and its time re
 lucky order finds a placement early; only a run that finishes within its limit proves
 infeasibility. Everything is single-threaded and deterministic for a seed (apart from where a
 time limit cuts it off).
+
+The search runs compiled (``_JitSearch``: the node loop in ``formulations.dsa_kernel``, numba)
+once numba's cache holds it (``formulations.jit_cache``), and in Python (``_Search``, the
+reference) before that; both visit the same nodes in the same order, so the answer never
+depends on which ran. Measured on holes 300 seed 1 (315 buffers): 8.3k nodes/s in Python,
+175k compiled (21x); 20k-backtrack runs of holes 150, trace 100 and tiling 150: 12-34x.
 """
 from __future__ import annotations
 
@@ -70,10 +76,12 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 _BIG = np.int64(1) << np.int64(61)
-PREORDERS = ("TAW", "WAT", "AWT")
+PREORDERS = ("TAW", "WAT", "AWT")  # T: lifespan, A: area, W: size (width), largest first
 TWINS = True  # the stacked-twins rule (see the module docstring); False only for ablations
 PAIR_LIMIT = 4_000_000  # (buffer, section) incidences kept for section inference
-NBR_LIMIT = 3000        # neighbour lists precomputed up to this many buffers  # T: lifespan, A: area, W: size (width), largest first
+NBR_LIMIT = 3000        # neighbour lists precomputed up to this many buffers
+JIT = True              # the compiled search (formulations.dsa_kernel); False: the Python one
+JIT_MAX_PAIRS = 50_000_000  # the compiled search's undo trail holds 16 bytes per meeting pair
 
 
 class _Abort(Exception):
@@ -180,8 +188,6 @@ class _Search:
         self.limit = 0
         self.deadline = float("inf")
         self.rank = np.arange(n)
-        self.noise = 0.0
-        self.rng = np.random.default_rng(0)
 
     # ----- placement and undo -----
     def place(self, b: int, o: int) -> None:
@@ -334,10 +340,6 @@ class _Search:
             order = np.lexsort((self.rank[cand], self.a[cand], hole, cmo)).tolist()
         else:
             order = [0]
-        if self.noise and len(order) > 1 and self.rng.random() < self.noise:
-            # Diversified runs: now and then try the second choice first (restarts that only
-            # re-break ties would repeat the same search).
-            order[0], order[1] = order[1], order[0]
         for j in order:
             b = int(cand[j])
             o = int(cmo[j])
@@ -360,6 +362,23 @@ class _Search:
         except _Abort:
             self.undo_to(0)
             return None
+
+
+def _engine(lower: np.ndarray, upper: np.ndarray):
+    """The compiled search (``_JitSearch``) when numba's cache holds it (``formulations.jit_cache``:
+    else it is compiled in the background meanwhile) and its undo trail fits in memory
+    (``JIT_MAX_PAIRS`` meeting pairs); otherwise the same search in Python."""
+    from .jit_cache import mode
+
+    if not JIT or mode() != "jit":
+        return _Search
+    sl, su = np.sort(lower), np.sort(upper)
+    pairs = int((np.searchsorted(sl, upper, "left") - np.searchsorted(su, lower, "right") - 1).sum())
+    if pairs > JIT_MAX_PAIRS:
+        log.info("dsa search: %d meeting pairs, above %d: the Python search (slower, same answers)",
+                 pairs, JIT_MAX_PAIRS)
+        return _Search
+    return _JitSearch
 
 
 class Searcher:
@@ -388,11 +407,12 @@ class Searcher:
         # Two searches: forward in time and on the time-reversed instance (same offsets solve
         # both). Bottom-left filling goes left-to-right in one and right-to-left in the other,
         # and run lengths are heavy-tailed, so alternating between them pays.
-        fwd = _Search(lo_, up_, sz_, al_, capacity)
+        engine = _engine(lo_, up_)
+        fwd = engine(lo_, up_, sz_, al_, capacity)
         if int(fwd.total.max()) > capacity:
             self.decided = "infeasible"
             return
-        states = [fwd, _Search(horizon - up_, horizon - lo_, sz_, al_, capacity)]
+        states = [fwd, engine(horizon - up_, horizon - lo_, sz_, al_, capacity)]
         tiebreak = np.random.default_rng(seed).permutation(live.size)
         ranks = [preorder_rank(lo_, up_, sz_, k, tiebreak) for k in preorders]
         self.cycle = [(st, rank) for rank in ranks for st in states]
@@ -442,3 +462,64 @@ def search(lower: np.ndarray, upper: np.ndarray, size: np.ndarray, align: np.nda
     """Find offsets within ``capacity`` or prove there are none (before ``deadline``,
     a ``time.perf_counter()`` value). Zero-size buffers go to offset 0."""
     return Searcher(lower, upper, size, align, capacity, seed, first_limit, preorders).advance(deadline)
+
+
+class _JitSearch(_Search):
+    """``_Search`` with its node loop compiled (``formulations.dsa_kernel``): the same
+    precomputation, nodes, order and answers; the kernel works on this object's arrays."""
+
+    def __init__(self, lower, upper, size, align, capacity: int):
+        super().__init__(lower, upper, size, align, capacity)
+        from . import dsa_kernel as K
+
+        n = self.n
+        i64 = np.int64
+        if self.nbrs is not None:
+            nbp = np.zeros(n + 1, dtype=i64)
+            nbp[1:] = np.cumsum([len(x) for x in self.nbrs])
+            nbi = np.concatenate(self.nbrs).astype(i64) if n else np.zeros(0, dtype=i64)
+            moves = len(nbi)
+        else:  # neighbours found on the fly; the trail still holds at most every pair once
+            nbp = nbi = np.zeros(0, dtype=i64)
+            sa, se = np.sort(self.a), np.sort(self.e)
+            moves = int((np.searchsorted(sa, self.e, "left") - np.searchsorted(se, self.a, "right") - 1).sum())
+        empty = np.zeros(1, dtype=i64)
+        arrays = {
+            K.SIZE: self.size, K.AL: self.al, K.A: self.a, K.E: self.e, K.NBP: nbp, K.NBI: nbi,
+            K.MINOFF: self.minoff, K.UNPL: self._unpl, K.OFFSET: self.offset, K.TOTAL: self.total,
+            K.CROSS: self.cross, K.SKY: self.sky,
+            K.PBUF: self.pair_buf if self.strong else empty, K.SPTR: self.sec_ptr if self.strong else empty,
+            K.CLS: self.cls, K.CLAST: self.cls_last, K.TRANK: self.twin_rank, K.RANK: np.arange(n, dtype=i64),
+            K.TRB: np.zeros(n, dtype=i64), K.TRPREV: np.zeros(n, dtype=i64), K.TRMO: np.zeros(n + 1, dtype=i64),
+            K.MOI: np.zeros(max(1, moves), dtype=i64), K.MOO: np.zeros(max(1, moves), dtype=i64),
+            K.TRSKY: np.zeros(n + 1, dtype=i64), K.SKYSTK: np.zeros(max(1, int((self.e - self.a).sum())), dtype=i64),
+        }
+        for arr in arrays.values():
+            assert arr.dtype == i64 and arr.flags.c_contiguous
+        self.state = tuple(arrays[i] for i in range(len(arrays)))
+        self.scalars = np.zeros(K.N_SCALARS, dtype=i64)
+        sc = self.scalars
+        sc[K.I_N], sc[K.I_C], sc[K.I_G] = n, self.C, self.g
+        sc[K.I_ALIGNED], sc[K.I_TWINS], sc[K.I_STRONG] = int(self.aligned), int(self.twins), int(self.strong)
+        self.memo = K.new_memo()
+        self._k = K
+
+    @property
+    def unplaced(self) -> np.ndarray:
+        return self._unpl.astype(bool)
+
+    @unplaced.setter
+    def unplaced(self, value) -> None:
+        self._unpl = np.asarray(value, dtype=np.int64).copy()
+
+    def undo_to(self, mark: int) -> None:
+        self._k.undo_to(self.state, self.scalars, mark)
+
+    def run(self, rank: np.ndarray, limit: float, deadline: float) -> bool | None:
+        K = self._k
+        self.state[K.RANK][:] = rank
+        self.scalars[K.I_NODES] = self.nodes
+        r = K.run(self.state, self.scalars, self.memo, int(min(limit, 2.0 ** 62)), float(deadline))
+        self.nodes = int(self.scalars[K.I_NODES])
+        self.backtracks = int(self.scalars[K.I_BT])
+        return None if r == -1 else bool(r)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -134,13 +135,14 @@ def test_cpsat_engine_minimises_exactly(bufs):
         assert sol.status == "infeasible"
 
 
-def test_skyline_is_restored_and_matches_the_placement():
+@pytest.mark.parametrize("engine", ["python", "jit"])
+def test_skyline_is_restored_and_matches_the_placement(engine):
     """The per-section skyline (highest placed top) used to order candidates follows place/undo."""
     from formulations.dsa_instances import with_holes
-    from formulations.dsa_search import _Search
+    from formulations.dsa_search import _JitSearch, _Search
     bufs, _, cap = with_holes(40, seed=3)
     lo, up, sz, al = _arrays(bufs)
-    st = _Search(lo, up, sz, al, cap)
+    st = (_Search if engine == "python" else _JitSearch)(lo, up, sz, al, cap)
     assert st.run(np.arange(len(bufs)), 1e9, float("inf")) is True
     top = np.zeros(st.S, dtype=np.int64)
     for b in range(len(bufs)):
@@ -206,3 +208,37 @@ def test_twin_rule_cuts_the_holes_search():
         assert search(*_arrays(bufs), cap).nodes > 15_000
     finally:
         ds.TWINS = old
+
+
+def _both_engines(bufs, cap, limit):
+    """(found?, nodes, backtracks, offsets) of one run of the Python and the compiled search."""
+    from formulations.dsa_search import _JitSearch, _Search
+    out = []
+    for cls in (_Search, _JitSearch):
+        st = cls(*_arrays(bufs), cap)
+        r = st.run(np.arange(st.n), limit, float("inf"))
+        out.append((r, st.nodes, st.backtracks, st.offset.tolist() if r else None))
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(instances(max_n=9), st.integers(0, 3))
+def test_compiled_search_is_the_python_search_node_for_node(bufs, slack):
+    """dsa_kernel reimplements the search: same answer, same nodes, same offsets, at the
+    optimum, below it and above it (alignment, twins, splits and the memo all take part)."""
+    opt = brute_force_peak(bufs)
+    for cap in {max(0, opt - 1), opt, opt + slack}:
+        py, jit = _both_engines(bufs, cap, 1e9)
+        assert py == jit
+
+
+@pytest.mark.parametrize("family,n,seed", [("holes", 150, 0), ("holes", 150, 1), ("trace", 100, 0),
+                                           ("tiling", 150, 1), ("holes", 300, 1)])
+def test_compiled_search_follows_the_python_search_on_tight_instances(family, n, seed):
+    """Thousands of nodes of thrashing on tight generated instances, cut at a backtrack limit:
+    the two searches must stay in step all the way (node and backtrack counts)."""
+    from formulations.dsa_instances import guillotine, trace, with_holes
+    gen = {"holes": with_holes, "tiling": guillotine, "trace": trace}[family]
+    bufs, _, cap = gen(n, seed=seed)
+    py, jit = _both_engines(bufs, cap, 3000)
+    assert py == jit
