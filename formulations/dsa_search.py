@@ -81,7 +81,7 @@ TWINS = True  # the stacked-twins rule (see the module docstring); False only fo
 PAIR_LIMIT = 4_000_000  # (buffer, section) incidences kept for section inference
 NBR_LIMIT = 3000        # neighbour lists precomputed up to this many buffers
 JIT = True              # the compiled search (formulations.dsa_kernel); False: the Python one
-JIT_MAX_PAIRS = 50_000_000  # the compiled search's undo trail holds 16 bytes per meeting pair
+JIT_MAX_PAIRS = 20_000_000  # the compiled search's trail: 16 bytes per meeting pair, 8 per cover
 
 
 class _Abort(Exception):
@@ -374,9 +374,12 @@ def _engine(lower: np.ndarray, upper: np.ndarray):
         return _Search
     sl, su = np.sort(lower), np.sort(upper)
     pairs = int((np.searchsorted(sl, upper, "left") - np.searchsorted(su, lower, "right") - 1).sum())
-    if pairs > JIT_MAX_PAIRS:
-        log.info("dsa search: %d meeting pairs, above %d: the Python search (slower, same answers)",
-                 pairs, JIT_MAX_PAIRS)
+    bounds = np.unique(np.concatenate([lower, upper]))
+    covers = int((np.searchsorted(bounds, upper) - np.searchsorted(bounds, lower)).sum())
+    if max(pairs, covers) > JIT_MAX_PAIRS:
+        # the compiled trail is allocated whole up front, the Python one as the search deepens
+        log.info("dsa search: %d meeting pairs, %d (buffer, section) covers, above %d: the Python "
+                 "search (slower, same answers)", pairs, covers, JIT_MAX_PAIRS)
         return _Search
     return _JitSearch
 
