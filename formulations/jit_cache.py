@@ -28,9 +28,12 @@ _started = False      # this process has started (or tried) a background compile
 
 
 def _fingerprint() -> str:
+    """The kernel's source, its modification time and size (numba invalidates its cache on
+    those two), numba's version and the interpreter."""
     from importlib.metadata import version
+    st = KERNEL.stat()
     h = hashlib.sha256(KERNEL.read_bytes())
-    h.update(f"{version('numba')} {sys.version_info[:2]} {sys.executable}".encode())
+    h.update(f"{st.st_mtime_ns} {st.st_size} {version('numba')} {sys.version_info[:2]} {sys.executable}".encode())
     return h.hexdigest()[:20]
 
 
