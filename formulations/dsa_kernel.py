@@ -54,6 +54,19 @@ def _mix(h: np.uint64, x: np.int64, k: np.uint64) -> np.uint64:
     return z ^ (z >> np.uint64(31))
 
 
+@nb.njit(cache=True, inline="always")
+def _raise(minoff, moi, moo, mp, j, top, al, aligned):
+    """Raise neighbour j's minimum offset to ``top`` (aligned), logging the old value on the
+    trail at mp; the trail's new top."""
+    new = top if aligned else -(-top // al[j]) * al[j]
+    if new > minoff[j]:
+        moi[mp] = j
+        moo[mp] = minoff[j]
+        mp += 1
+        minoff[j] = new
+    return mp
+
+
 @nb.njit(cache=True)
 def place(S, I, b, o):
     size, al, a, e = S[SIZE], S[AL], S[A], S[E]
@@ -67,22 +80,11 @@ def place(S, I, b, o):
     aligned = I[I_ALIGNED] == 1
     if nbp.size > 0:
         for q in range(nbp[b], nbp[b + 1]):
-            j = nbi[q]
-            new = top if aligned else -(-top // al[j]) * al[j]
-            if new > minoff[j]:
-                moi[mp] = j
-                moo[mp] = minoff[j]
-                mp += 1
-                minoff[j] = new
+            mp = _raise(minoff, moi, moo, mp, nbi[q], top, al, aligned)
     else:
         for j in range(I[I_N]):
             if j != b and a[j] < eb and e[j] > ab:
-                new = top if aligned else -(-top // al[j]) * al[j]
-                if new > minoff[j]:
-                    moi[mp] = j
-                    moo[mp] = minoff[j]
-                    mp += 1
-                    minoff[j] = new
+                mp = _raise(minoff, moi, moo, mp, j, top, al, aligned)
     S[TRMO][d + 1] = mp
     total, cross, sky, skystk = S[TOTAL], S[CROSS], S[SKY], S[SKYSTK]
     sp = S[TRSKY][d]

@@ -61,7 +61,12 @@ The search runs compiled (``_JitSearch``: the node loop in ``formulations.dsa_ke
 once numba's cache holds it (``formulations.jit_cache``), and in Python (``_Search``, the
 reference) before that; both visit the same nodes in the same order, so the answer never
 depends on which ran. Measured on holes 300 seed 1 (315 buffers): 8.3k nodes/s in Python,
-175k compiled (21x); 20k-backtrack runs of holes 150, trace 100 and tiling 150: 12-34x.
+175k compiled (21x); ``bench/bench_dsa_kernel.py`` (12 tight instances, 5,000 backtracks
+each, the same nodes in both): median 21-26x, 7-39x. It does not change which instances are
+solved: ``bench_dsa --engine search`` 11/18 in 60 s as before (tiling 300 seed 1 in 0.8 s,
+was 12.3 s); the holes instances of 315, 448 and 467 buffers still time out (2.35M nodes in
+300 s of the Python search, about 10M in 60 s compiled), as do the 250-500-buffer gap-eviction
+schedules of layered graphs that CP-SAT places (``schedule.PLACE_CPSAT_LEAD``).
 """
 from __future__ import annotations
 
