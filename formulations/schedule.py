@@ -160,7 +160,10 @@ class Placement:
 # graphs (100-500 ops at 0.8-0.9, 104-505 buffers, peaks 0.935-0.998 of the capacity; 10 s
 # each engine): the search found 5 (0.04-3.5 s) and timed out on every one above 200 buffers;
 # CP-SAT bottom-left found 13 (0.02-6.4 s), its default search 10. Tilings are the other way
-# round (``bench/bench_dsa.py``), so ``alloc`` keeps the search first.
+# round (``bench/bench_dsa.py``), so ``alloc`` keeps the search first. Again with the compiled
+# search (20x the nodes), on 31 gap-eviction schedules of layered:100/250/500 seeds 0-5 at 0.8
+# and 0.9 that best-fit cannot place (101-524 buffers, 10 s each): the search alone places 11
+# (every one of 100 ops, one of 250), this portfolio 27 (66 s in all), so CP-SAT keeps the lead.
 PLACE_CPSAT_LEAD = 0.6
 
 
