@@ -520,6 +520,9 @@ class _JitSearch(_Search):
     def unplaced(self, value) -> None:
         self._unpl = np.asarray(value, dtype=np.int64).copy()
 
+    def place(self, b: int, o: int) -> None:
+        self._k.place(self.state, self.scalars, b, o)
+
     def undo_to(self, mark: int) -> None:
         self._k.undo_to(self.state, self.scalars, mark)
 

@@ -11,6 +11,7 @@ never uses it, ``COOP_DSA_JIT=1`` compiles in the foreground when needed.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -24,9 +25,10 @@ log = logging.getLogger(__name__)
 
 KERNEL = Path(__file__).with_name("dsa_kernel.py")
 STALE_LOCK_S = 600.0  # a compile that has not finished in this long is presumed dead
-_started = False      # this process has started (or tried) a background compile
+_started = False      # this process has started (or tried) a background compile, or warned
 
 
+@functools.lru_cache(maxsize=1)
 def _fingerprint() -> str:
     """The kernel's source, its modification time and size (numba invalidates its cache on
     those two), numba's version and the interpreter."""
@@ -66,7 +68,9 @@ def mode() -> str:
     try:
         import numba  # noqa: F401
     except ImportError:
-        log.warning("numba is not installed: the DSA search runs in Python (same answers, 20-30x slower)")
+        if not _started:
+            log.warning("numba is not installed: the DSA search runs in Python (same answers, 20-30x slower)")
+            _set_started()
         return "python"
     if flag == "1":
         return "jit"
@@ -79,11 +83,15 @@ def mode() -> str:
     return "python"
 
 
-def _start_background_compile() -> None:
+def _set_started() -> None:
     global _started
+    _started = True
+
+
+def _start_background_compile() -> None:
     if _started:
         return
-    _started = True
+    _set_started()
     lock = _marker().with_suffix(".lock")
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)

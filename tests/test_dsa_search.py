@@ -150,6 +150,12 @@ def test_skyline_is_restored_and_matches_the_placement(engine):
     assert (st.sky == top).all()
     st.undo_to(0)
     assert (st.sky == 0).all() and st.unplaced.all()
+    b = int(np.argmax(st.size))
+    st.place(b, 0)
+    assert not st.unplaced[b] and st.offset[b] == 0 and (st.sky[st.a[b]:st.e[b]] == st.size[b]).all()
+    assert (st.minoff[st.nbrs[b]] >= st.size[b]).all()
+    st.undo_to(0)
+    assert st.unplaced.all() and (st.minoff == 0).all() and (st.sky == 0).all()
 
 
 def test_holes_instance_found_within_a_node_budget():
