@@ -27,8 +27,11 @@ BIG = np.int64(1) << np.int64(61)
 SIZE, AL, A, E, NBP, NBI, MINOFF, UNPL, OFFSET, TOTAL, CROSS, SKY, PBUF, SPTR, CLS, CLAST, TRANK, \
     RANK, TRB, TRPREV, TRMO, MOI, MOO, TRSKY, SKYSTK = range(25)
 # scalars
-I_N, I_C, I_G, I_ALIGNED, I_TWINS, I_STRONG, I_LIMIT, I_NODES, I_BT, I_DEPTH = range(10)
-N_SCALARS = 10
+I_N, I_C, I_G, I_ALIGNED, I_TWINS, I_STRONG, I_LIMIT, I_NODES, I_BT, I_DEPTH, I_MEMO = range(11)
+N_SCALARS = 11
+# failures remembered at most (about 60 bytes each); the memo is only a cache, so it is emptied
+# when full (holes 300 seed 1: 29.7M failures, 1.8 GB, in 300 s)
+MEMO_MAX = 10_000_000
 
 KEY = types.UniTuple(types.int64, 2)
 
@@ -264,7 +267,9 @@ def _memo_has(memo, key):
 
 
 @nb.njit(cache=True)
-def _memo_add(memo, key):
+def _memo_add(memo, key, most):
+    if len(memo) >= most:
+        memo.clear()
     memo[key] = np.uint8(1)
 
 
@@ -445,13 +450,13 @@ def run(S, I, memo, limit, deadline):
                 if _memo_has(memo, key):
                     r = 0
                 elif not _sections_ok(S, I, lo, hi, cfloor, clast):
-                    _memo_add(memo, key)
+                    _memo_add(memo, key, I[I_MEMO])
                     r = 0
                 else:
                     pool = _reserve(pool, ctop, 3 * cm)  # candidates, their offsets, the child's U
                     nc = _candidates(S, I, pool, cu, cm, lo, hi, cfloor, clast, ctop)
                     if nc == 0:
-                        _memo_add(memo, key)
+                        _memo_add(memo, key, I[I_MEMO])
                         r = 0
                     else:
                         f = frames[nf]
@@ -483,7 +488,7 @@ def run(S, I, memo, limit, deadline):
                     cu, cm, clo, chi, cfloor, clast, cplaced, ctop = _candidate_call(S, I, pool, f)
                     r = 2
                 else:
-                    _memo_add(memo, (f[F_H1], f[F_H2]))
+                    _memo_add(memo, (f[F_H1], f[F_H2]), I[I_MEMO])
                     nf -= 1
                     r = 0
             else:

@@ -509,6 +509,7 @@ class _JitSearch(_Search):
         sc = self.scalars
         sc[K.I_N], sc[K.I_C], sc[K.I_G] = n, self.C, self.g
         sc[K.I_ALIGNED], sc[K.I_TWINS], sc[K.I_STRONG] = int(self.aligned), int(self.twins), int(self.strong)
+        sc[K.I_MEMO] = K.MEMO_MAX
         self.memo = K.new_memo()
         self._k = K
 

@@ -248,3 +248,20 @@ def test_compiled_search_follows_the_python_search_on_tight_instances(family, n,
     bufs, _, cap = gen(n, seed=seed)
     py, jit = _both_engines(bufs, cap, 3000)
     assert py == jit
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances(max_n=8))
+def test_an_emptied_memo_keeps_the_compiled_search_exact(bufs):
+    """The failure memo is a cache: emptied whenever it holds 2 entries, answers stay exact."""
+    from formulations import dsa_kernel as K
+    from formulations.dsa_search import _JitSearch
+    bufs = [b for b in bufs if b.size > 0]  # Searcher places zero sizes before the search
+    if not bufs:
+        return
+    opt = brute_force_peak(bufs)
+    for cap, want in ((opt, True), (opt - 1, False)):
+        st = _JitSearch(*_arrays(bufs), cap)
+        st.scalars[K.I_MEMO] = 2
+        assert st.run(np.arange(st.n), 1e9, float("inf")) is want
+        assert len(st.memo) <= 2
