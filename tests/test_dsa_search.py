@@ -228,14 +228,23 @@ def _both_engines(bufs, cap, limit):
 
 
 @settings(max_examples=80, deadline=None)
-@given(instances(max_n=9), st.integers(0, 3))
-def test_compiled_search_is_the_python_search_node_for_node(bufs, slack):
+@given(instances(max_n=9), st.integers(0, 3), st.booleans())
+def test_compiled_search_is_the_python_search_node_for_node(bufs, slack, large_mode):
     """dsa_kernel reimplements the search: same answer, same nodes, same offsets, at the
-    optimum, below it and above it (alignment, twins, splits and the memo all take part)."""
+    optimum, below it and above it (alignment, twins, splits and the memo all take part), also
+    in the large-instance mode (no section inference, neighbours found on the fly)."""
+    import formulations.dsa_search as ds
+    bufs = [b for b in bufs if b.size > 0] or [Buffer("one", 0, 1, 1)]  # Searcher places zero sizes
     opt = brute_force_peak(bufs)
-    for cap in {max(0, opt - 1), opt, opt + slack}:
-        py, jit = _both_engines(bufs, cap, 1e9)
-        assert py == jit
+    old = ds.PAIR_LIMIT, ds.NBR_LIMIT
+    if large_mode:
+        ds.PAIR_LIMIT, ds.NBR_LIMIT = 0, 0
+    try:
+        for cap in {max(0, opt - 1), opt, opt + slack}:
+            py, jit = _both_engines(bufs, cap, 1e9)
+            assert py == jit
+    finally:
+        ds.PAIR_LIMIT, ds.NBR_LIMIT = old
 
 
 @pytest.mark.parametrize("family,n,seed", [("holes", 150, 0), ("holes", 150, 1), ("trace", 100, 0),
