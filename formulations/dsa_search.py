@@ -369,6 +369,13 @@ class _Search:
             return None
 
 
+def meeting_pairs(lower: np.ndarray, upper: np.ndarray) -> int:
+    """Ordered pairs (b, j), b != j, of buffers that meet in time (lower < other's upper both
+    ways): j meets b unless it ends by b's start (then it also starts before b's end)."""
+    sl, su = np.sort(lower), np.sort(upper)
+    return int((np.searchsorted(sl, upper, "left") - np.searchsorted(su, lower, "right") - 1).sum())
+
+
 def _engine(lower: np.ndarray, upper: np.ndarray):
     """The compiled search (``_JitSearch``) when numba's cache holds it (``formulations.jit_cache``:
     else it is compiled in the background meanwhile) and its undo trail fits in memory
@@ -377,8 +384,7 @@ def _engine(lower: np.ndarray, upper: np.ndarray):
 
     if not JIT or mode() != "jit":
         return _Search
-    sl, su = np.sort(lower), np.sort(upper)
-    pairs = int((np.searchsorted(sl, upper, "left") - np.searchsorted(su, lower, "right") - 1).sum())
+    pairs = meeting_pairs(lower, upper)
     bounds = np.unique(np.concatenate([lower, upper]))
     covers = int((np.searchsorted(bounds, upper) - np.searchsorted(bounds, lower)).sum())
     if max(pairs, covers) > JIT_MAX_PAIRS:
@@ -489,8 +495,7 @@ class _JitSearch(_Search):
             moves = len(nbi)
         else:  # neighbours found on the fly; the trail still holds at most every pair once
             nbp = nbi = np.zeros(0, dtype=i64)
-            sa, se = np.sort(self.a), np.sort(self.e)
-            moves = int((np.searchsorted(sa, self.e, "left") - np.searchsorted(se, self.a, "right") - 1).sum())
+            moves = meeting_pairs(self.a, self.e)
         empty = np.zeros(1, dtype=i64)
         arrays = {
             K.SIZE: self.size, K.AL: self.al, K.A: self.a, K.E: self.e, K.NBP: nbp, K.NBI: nbi,

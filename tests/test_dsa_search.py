@@ -274,3 +274,15 @@ def test_an_emptied_memo_keeps_the_compiled_search_exact(bufs):
         st.scalars[K.I_MEMO] = 2
         assert st.run(np.arange(st.n), 1e9, float("inf")) is want
         assert len(st.memo) <= 2
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10), st.integers(1, 5)), min_size=1, max_size=12))
+def test_meeting_pairs_counts_what_meets(spans):
+    """The count that sizes the compiled search's trail (and decides whether it is used)."""
+    from formulations.dsa_search import meeting_pairs
+    lo = np.array([a for a, _ in spans])
+    up = lo + np.array([w for _, w in spans])
+    n = len(spans)
+    brute = sum(1 for b in range(n) for j in range(n) if b != j and lo[j] < up[b] and up[j] > lo[b])
+    assert meeting_pairs(lo, up) == brute
