@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 KERNEL = Path(__file__).with_name("dsa_kernel.py")
 STALE_LOCK_S = 600.0  # a compile that has not finished in this long is presumed dead
-_started = False      # this process has started (or tried) a background compile, or warned
+_once: set[str] = set()  # what this process did once: "compile" (started or tried), "warned"
 
 
 @functools.lru_cache(maxsize=1)
@@ -68,9 +68,9 @@ def mode() -> str:
     try:
         import numba  # noqa: F401
     except ImportError:
-        if not _started:
+        if "warned" not in _once:
             log.warning("numba is not installed: the DSA search runs in Python (same answers, 20-30x slower)")
-            _set_started()
+            _once.add("warned")
         return "python"
     if flag == "1":
         return "jit"
@@ -83,15 +83,10 @@ def mode() -> str:
     return "python"
 
 
-def _set_started() -> None:
-    global _started
-    _started = True
-
-
 def _start_background_compile() -> None:
-    if _started:
+    if "compile" in _once:
         return
-    _set_started()
+    _once.add("compile")
     lock = _marker().with_suffix(".lock")
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +119,8 @@ def warm(lock: Path | None = None) -> None:
         # two buffers meeting in time, capacity 3: one at 0 (size 1), one at 1 (size 2)
         st = _JitSearch(np.array([0, 0]), np.array([2, 2]), np.array([1, 2]), np.array([1, 1]), 3)
         ok = st.run(np.arange(2), 1e9, float("inf"))
-        assert ok and sorted(zip(st.offset.tolist(), st.size.tolist())) in ([(0, 2), (2, 1)], [(0, 1), (1, 2)])
+        if not ok or sorted(zip(st.offset.tolist(), st.size.tolist())) not in ([(0, 2), (2, 1)], [(0, 1), (1, 2)]):
+            raise RuntimeError(f"compiled DSA kernel gave a wrong answer: {ok}, offsets {st.offset.tolist()}")
         marker = _marker()
         fd, tmp = tempfile.mkstemp(dir=marker.parent, prefix=".ready-")
         os.close(fd)

@@ -12,7 +12,7 @@ from formulations import dsa_kernel, dsa_search, jit_cache  # noqa: F401
 def test_cold_cache_starts_one_compile_and_the_python_search_runs(monkeypatch, tmp_path):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("COOP_DSA_JIT", raising=False)
-    monkeypatch.setattr(jit_cache, "_started", False)
+    monkeypatch.setattr(jit_cache, "_once", set())
     calls = []
     monkeypatch.setattr(jit_cache.subprocess, "Popen", lambda cmd, **kw: calls.append(cmd))
     assert jit_cache.mode() == "python" and len(calls) == 1
@@ -38,7 +38,7 @@ def test_the_environment_decides_when_set(monkeypatch, tmp_path):
 
 def test_a_lock_held_by_another_process_starts_nothing(monkeypatch, tmp_path):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(jit_cache, "_started", False)
+    monkeypatch.setattr(jit_cache, "_once", set())
     jit_cache._marker().with_suffix(".lock").touch()
     started = []
     monkeypatch.setattr(jit_cache.subprocess, "Popen", lambda *a, **k: started.append(a))
