@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import logging
 import os
 import subprocess
@@ -65,9 +66,7 @@ def mode() -> str:
     flag = os.environ.get("COOP_DSA_JIT", "")
     if flag == "0":
         return "python"
-    try:
-        import numba  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("numba") is None:  # found, not imported: that costs half a second
         if "warned" not in _once:
             log.warning("numba is not installed: the DSA search runs in Python (same answers, 20-30x slower)")
             _once.add("warned")
