@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -98,28 +99,63 @@ def checkpoint_bound(p: RematProblem, capacity: int, checkpoints: list[int], *, 
     built = _build(p, capacity, checkpoints, threads, seed, time.perf_counter() + time_limit)
     if isinstance(built, tuple):
         return built
-    return _solve(built, p, integer, time_limit, cutoff)
+    return _solve(built.h, p, integer, time_limit, cutoff)
 
 
 def lp_then_mip(p: RematProblem, capacity: int, checkpoints: list[int], *, lp_time: float, deadline: float,
                 threads: int = 1, seed: int = 0, cutoff: float | None = None) -> dict:
     """The LP, then (while ``deadline`` leaves time and the LP is below ``cutoff``) the MIP, on
     one model built once (building is the slow part on large graphs): ``{"lp": (value,
-    status), "mip": (value, status)}``, "mip" absent when not run."""
+    status), "mip": (value, status), "windows": ...}``, "mip" absent when not run, "windows"
+    (``recompute_windows`` of the MIP's best solution) only when the MIP found one."""
     built = _build(p, capacity, checkpoints, threads, seed, deadline)
     if isinstance(built, tuple):
         return {"lp": built}
-    out = {"lp": _solve(built, p, False, lp_time, None)}
+    out = {"lp": _solve(built.h, p, False, lp_time, None)}
     lp = out["lp"][0]
     left = deadline - time.perf_counter()
     if lp != float("inf") and (cutoff is None or lp < cutoff) and left > 0.5:
-        out["mip"] = _solve(built, p, True, left, cutoff)
+        out["mip"] = _solve(built.h, p, True, left, cutoff)
+        win = _windows_of(built, p.n)
+        if win is not None:
+            out["windows"] = win
     return out
+
+
+def recompute_windows(checkpoints: list[int], n: int, runs: list[list[int]]) -> dict[int, set[int]]:
+    """Where the relaxation recomputes, in the stages of Checkmate's model (``formulations.model``:
+    stage t ends with op t's first run; stage n follows the last): op k -> the stages of every
+    interval i whose ``runs[i]`` holds k. Interval i (after M_i, before M_{i+1}) is the stages
+    t with t_i < t <= t_{i+1}; the last one runs to n."""
+    out: dict[int, set[int]] = {}
+    for i, ks in enumerate(runs):
+        lo = checkpoints[i] + 1
+        hi = checkpoints[i + 1] if i + 1 < len(checkpoints) else n
+        for k in ks:
+            out.setdefault(k, set()).update(range(max(lo, k + 1), hi + 1))
+    return {k: w for k, w in out.items() if w}
+
+
+def _windows_of(built: _Built, n: int) -> dict[int, set[int]] | None:
+    """``recompute_windows`` of the MIP's best solution; None when it has none."""
+    h = built.h
+    if h.getInfo().primal_solution_status != 2:  # 2: feasible
+        return None
+    x = np.asarray(h.getSolution().col_value)
+    runs = [[k for k, c in Ri.items() if x[c] > 0.5] for Ri in built.r]
+    return recompute_windows(built.checkpoints, n, runs)
+
+
+@dataclass(frozen=True)
+class _Built:
+    h: object                        # the relaxation as a HiGHS instance (continuous columns)
+    checkpoints: list[int]           # t_1 < ... < t_m
+    r: list[dict[int, int]]          # r[i][k] -> column of "op k runs again in interval i"
 
 
 def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int, seed: int,
            deadline: float = float("inf")):
-    """The relaxation as a HiGHS instance (continuous columns), or (bound, status) when it is
+    """The relaxation (``_Built``), or (bound, status) when it is
     decided without a solver ("empty": no checkpoint or column; "infeasible"; "build timeout":
     building in Python passed ``deadline``, a ``time.perf_counter()`` value, and the bound is
     the trivial 0: on bert-large, 3,349 ops, the build alone took 17 s)."""
@@ -368,7 +404,7 @@ def _build(p: RematProblem, capacity: int, checkpoints: list[int], threads: int,
               np.asarray(starts[:-1], dtype=np.int32), np.asarray(idx, dtype=np.int32),
               np.asarray(val, dtype=np.float64))
     log.info("checkpoint relaxation: %d checkpoints, %d columns, %d rows", m, nc, nr)
-    return h
+    return _Built(h, cps, R)
 
 
 def _solve(h, p: RematProblem, integer: bool, time_limit: float, cutoff: float | None) -> tuple[float, str]:

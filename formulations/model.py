@@ -135,10 +135,13 @@ def rs_columns(p: RematProblem, recomputable: set[int] | None = None, published:
 
 
 def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
-          published: bool = False, deadline: float | None = None) -> Model | None:
+          published: bool = False, deadline: float | None = None,
+          stages: dict[int, set[int]] | None = None) -> Model | None:
     """Checkmate's model at ``capacity`` units. None when trivially infeasible (an op's own
     outputs exceed the capacity). ``recomputable=None`` = every op. Raises ``BuildTimeout``
-    when ``deadline`` (a ``time.perf_counter()`` value) passes during the build."""
+    when ``deadline`` (a ``time.perf_counter()`` value) passes during the build. ``stages``
+    (op -> stages): R[t,k] exists only for t in ``stages[k]`` (ops without an entry are never
+    recomputed). That model is a *restriction*: its plans are plans, its optimum is no bound."""
     import time
 
     def check() -> None:
@@ -148,6 +151,10 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
     n, V = p.n, p.values
     m = Model()
     rec = set(range(n)) if recomputable is None or published else set(recomputable)
+    if published:
+        stages = None
+    if stages is not None:
+        rec &= set(stages)
     if capacity < 0 or any(p.out_units[k] > capacity for k in range(n)):
         return None
     lim, need_until, useful_until = _horizons(p, rec, published)
@@ -164,7 +171,7 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
     # R[t,k] = 0 keeps every dependency and keep row satisfied, lowers memory and cost.
     for t in range(n + 1):
         for k in range(min(t, n)):
-            if k in rec and t <= lim[k] and t <= useful_until[k]:
+            if k in rec and t <= lim[k] and t <= useful_until[k] and (stages is None or t in stages[k]):
                 m.R[t, k] = m.var(f"R_{t}_{k}", 0, 1, p.cost[k])
     for v, val in enumerate(V):
         for t in range(val.producer + 1, min(need_until[v], n) + 1):
@@ -284,7 +291,7 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
                     if jk == "var":
                         m.row([(f, 1.0), (jc, 1.0)], -INF, 1.0)
                 frees_after.setdefault(k, []).append((f, val.size))
-        prev = None
+        prev, prev_k = None, -1
         for k in run:
             u = m.var(f"U_{t}_{k}", 0, capacity, integer=False)
             terms = [(u, 1.0)]
