@@ -51,7 +51,8 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
 No cap on recomputations is imposed: an op may run once per stage.
 
 Time limit (``params.time_limit``) is one budget for everything: the plain schedule, gap
-eviction (at most 20 s) and the heuristics get 30% of what is left each (their placements read
+eviction (at most 20 s) and the heuristics get 30% of what is left each (between the
+heuristics and gap eviction, the early checkpoint relaxation 25% and the guided MILP 50%) (their placements read
 ``time_limit``), the greedy 20% (at most 20 s), each pruning pass at least 2.5 s, the exchange
 pass 25% (at most 30 s), the closure
 LPs 10% (at most 20 s), the checkpoint relaxation 20% (at most 15 s; see 4.), the model build stops
