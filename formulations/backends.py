@@ -186,9 +186,54 @@ def _child(conn, m: Model, params: SolveParams, kw: dict) -> None:
         os._exit(0)  # no atexit handlers or inherited finalisers in the forked copy
 
 
+# HiGHS's presolve is not always right about infeasibility. Measured with highspy 1.16.0 on
+# 53-column Checkmate models of 4-op random graphs (tests/test_formulations_exact.py's
+# examples): one feasible model (optimum 13) came back "infeasible" through PuLP's column
+# order, another (truly infeasible, as CBC and an exhaustive search agree) as "Solve error".
+# Both answer correctly with presolve off. A wrong "infeasible" under a cutoff would make
+# exact call its incumbent optimal, so every infeasible or failed verdict reached with
+# presolve on is re-solved without it, within what is left of the time limit; an
+# unconfirmed verdict is reported as a timeout, never as infeasible.
+_UNSURE = ("infeasible", "error")
+
+
+def _confirm(first: MipOutcome, again, time_limit: float, label: str) -> MipOutcome:
+    """``first`` when it is not an (unproven without presolve) infeasible or error verdict;
+    else ``again(seconds left)``, the same solve with presolve off."""
+    if first.status not in _UNSURE:
+        return first
+    left = time_limit - first.seconds
+    if left <= 0.01:
+        return MipOutcome("timeout", None, None, first.bound, first.seconds, first.backend,
+                          f"{label} presolve said {first.status} ({first.message}); no time left to confirm it")
+    second = again(left)
+    log.debug("%s: presolve said %s (%s); without presolve: %s", label, first.status, first.message, second.status)
+    secs = first.seconds + second.seconds
+    if second.status in ("timeout", "error"):
+        return MipOutcome("timeout" if second.x is None else "feasible", second.x, second.objective, second.bound,
+                          secs, second.backend, f"{label} presolve said {first.status} ({first.message}); "
+                          f"unconfirmed without presolve ({second.message})", second.nodes)
+    return MipOutcome(second.status, second.x, second.objective, second.bound, secs, second.backend,
+                      second.message, second.nodes)
+
+
 def _solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
                  cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
                  options: dict | None = None, on_solution=None, on_bound=None, progress=None) -> MipOutcome:
+    """``_solve_highs_once``, its infeasible/error verdicts confirmed without presolve."""
+    tl = float(time_limit if time_limit is not None else params.time_limit)
+    kw = {"relax": relax, "cutoff": cutoff, "lp_method": lp_method, "start": start,
+          "on_solution": on_solution, "on_bound": on_bound, "progress": progress}
+    first = _solve_highs_once(m, params, time_limit=tl, options=options, **kw)
+    if (options or {}).get("presolve") == "off":
+        return first
+    return _confirm(first, lambda left: _solve_highs_once(
+        m, params, time_limit=left, options={**(options or {}), "presolve": "off"}, **kw), tl, "highs")
+
+
+def _solve_highs_once(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
+                      cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
+                      options: dict | None = None, on_solution=None, on_bound=None, progress=None) -> MipOutcome:
     """Solve with highspy. ``cutoff``: objective value (offset included) that no wanted
     solution reaches or exceeds; the MILP then prunes on it (exact cost-fixing incumbents).
     ``start``: a (partial) MIP start, column -> value; HiGHS completes a partial one by a
@@ -291,7 +336,16 @@ def _solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit:
 
 
 def solve_pulp(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None) -> MipOutcome:
-    """Build the model through PuLP and solve it with ``params.solver`` (highs | cbc | gurobi)."""
+    """Build the model through PuLP and solve it with ``params.solver`` (highs | cbc | gurobi);
+    HiGHS's infeasible/error verdicts are confirmed without presolve (see ``_confirm``)."""
+    tl = float(time_limit if time_limit is not None else params.time_limit)
+    first = _solve_pulp_once(m, params, relax, tl)
+    if params.solver.lower() != "highs":
+        return first
+    return _confirm(first, lambda left: _solve_pulp_once(m, params, relax, left, {"presolve": "off"}), tl, "pulp-highs")
+
+
+def _solve_pulp_once(m: Model, params: SolveParams, relax: bool, tl: float, extra: dict | None = None) -> MipOutcome:
     import pulp
 
     t0 = time.perf_counter()
@@ -312,11 +366,10 @@ def solve_pulp(m: Model, params: SolveParams, relax: bool = False, time_limit: f
             if lo != -float("inf"):
                 prob += e >= lo
     build_s = time.perf_counter() - t0
-    tl = float(time_limit if time_limit is not None else params.time_limit)
     name = params.solver.lower()
     if name == "highs":
         solver = pulp.HiGHS(msg=bool(params.verbose), timeLimit=tl, threads=max(1, params.threads),
-                            random_seed=params.seed, mip_rel_gap=0.0)
+                            random_seed=params.seed, mip_rel_gap=0.0, **(extra or {}))
     elif name == "cbc":
         solver = pulp.PULP_CBC_CMD(msg=bool(params.verbose), timeLimit=tl, threads=max(1, params.threads),
                                    gapRel=0.0, options=[f"randomSeed {params.seed}", f"randomCbcSeed {params.seed + 1}"])
@@ -346,7 +399,24 @@ def solve_pulp(m: Model, params: SolveParams, relax: bool = False, time_limit: f
         return MipOutcome("infeasible", None, None, None, secs, backend, "model infeasible")
     if has_sol:
         return MipOutcome("feasible", x, obj, bound, secs, backend, f"pulp status {st}")
+    if name == "highs" and _highs_failed(getattr(prob, "solverModel", None)):
+        # PuLP maps HiGHS's solve errors to "Not Solved", as it does a time-out
+        return MipOutcome("error", None, None, bound, secs, backend, f"pulp status {st} (HiGHS solve error)")
     return MipOutcome("timeout", None, None, bound, secs, backend, f"pulp status {st}")
+
+
+def _highs_failed(h) -> bool:
+    """True when a HiGHS object ended in an error status (not a limit)."""
+    if h is None:
+        return False
+    import highspy
+
+    S = highspy.HighsModelStatus
+    try:
+        return h.getModelStatus() in (S.kLoadError, S.kModelError, S.kPresolveError, S.kSolveError,
+                                      S.kPostsolveError)
+    except Exception:  # noqa: BLE001 - not a HiGHS object
+        return False
 
 
 def _pulp_bound(solver, prob, m: Model, relax: bool) -> float | None:

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from planner.analysis import baseline_peak, min_feasible_budget
@@ -47,6 +47,10 @@ def test_brute_force_equals_exact(seed):
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), n=st.integers(3, 5), frac=st.floats(0.0, 1.0))
+# HiGHS's presolve called the first model infeasible (optimum 13) and failed on the second
+# (truly infeasible): verdicts that backends now confirm without presolve
+@example(seed=582, n=4, frac=0.5)
+@example(seed=0, n=4, frac=0.25)
 def test_formulations_agree_on_random_dags(seed, n, frac):
     g = random_graph(seed, n)
     bs = _budgets(g)
