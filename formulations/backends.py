@@ -217,6 +217,36 @@ def _confirm(first: MipOutcome, again, time_limit: float, label: str) -> MipOutc
                       second.message, second.nodes)
 
 
+def option_value(h, name: str):
+    """A HiGHS option's value (highspy 1.16 returns (status, value), older ones the value)."""
+    v = h.getOptionValue(name)
+    return v[1] if isinstance(v, tuple) else v
+
+
+def run_confirmed(h, time_limit: float):
+    """``h.run()`` on a built Highs instance whose ``time_limit`` option is ``time_limit``; an
+    infeasible or failed verdict reached with presolve on is re-run without presolve in the
+    time left (see ``_UNSURE``). Returns the final model status."""
+    import highspy
+
+    S = highspy.HighsModelStatus
+    t0 = time.perf_counter()
+    h.run()
+    st = h.getModelStatus()
+    unsure = (S.kInfeasible, S.kUnboundedOrInfeasible, S.kPresolveError, S.kSolveError, S.kPostsolveError)
+    presolve = option_value(h, "presolve")
+    if st not in unsure or presolve == "off":
+        return st
+    h.setOptionValue("presolve", "off")
+    h.setOptionValue("time_limit", float(max(0.01, time_limit - (time.perf_counter() - t0))))
+    h.clearSolver()
+    h.run()
+    again = h.getModelStatus()
+    h.setOptionValue("presolve", presolve)  # the instance may be solved again (LP, then MIP)
+    log.debug("highs: presolve said %s; without presolve: %s", h.modelStatusToString(st), h.modelStatusToString(again))
+    return again
+
+
 def _solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
                  cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
                  options: dict | None = None, on_solution=None, on_bound=None, progress=None) -> MipOutcome:

@@ -229,8 +229,9 @@ def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy, f: 
         ii = np.fromiter(merged.keys(), dtype=np.int32, count=len(merged))
         vv = np.fromiter(merged.values(), dtype=np.float64, count=len(merged))
         h.addRow(rl, rh, len(ii), ii, vv)
-    h.run()
-    st = h.getModelStatus()
+    from .backends import option_value, run_confirmed
+
+    st = run_confirmed(h, float(option_value(h, "time_limit")))
     if st == highspy.HighsModelStatus.kInfeasible:
         return float("inf")
     if st != highspy.HighsModelStatus.kOptimal:

@@ -411,7 +411,7 @@ def _solve(h, p: RematProblem, integer: bool, time_limit: float, cutoff: float |
     """Solve the built relaxation as an LP or (``integer``) as a MIP; see ``checkpoint_bound``."""
     import highspy
 
-    from .backends import power_of_two_scale
+    from .backends import power_of_two_scale, run_confirmed
 
     f = power_of_two_scale(p.cost)
     h.setOptionValue("time_limit", float(max(0.01, time_limit)))
@@ -422,8 +422,7 @@ def _solve(h, p: RematProblem, integer: bool, time_limit: float, cutoff: float |
         if cutoff is not None:
             h.setOptionValue("objective_bound", float(cutoff) * f)
     t0 = time.perf_counter()
-    h.run()
-    st = h.getModelStatus()
+    st = run_confirmed(h, float(max(0.01, time_limit)))
     log.info("checkpoint %s: %s in %.1fs", "MIP" if integer else "LP", h.modelStatusToString(st),
              time.perf_counter() - t0)
     if st == highspy.HighsModelStatus.kInfeasible:

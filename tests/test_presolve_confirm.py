@@ -46,3 +46,18 @@ def test_an_infeasible_model_is_still_infeasible(solver):
     if solver == "highs":
         assert backends.solve_highs(m, SolveParams(time_limit=5)).status == "infeasible"
     assert backends.solve_pulp(m, SolveParams(time_limit=5, solver=solver)).status == "infeasible"
+
+
+def test_run_confirmed_reruns_without_presolve_and_restores_the_option():
+    import highspy
+    import numpy as np
+
+    h = backends._new_highs(False)
+    h.setOptionValue("output_flag", False)
+    h.addVars(1, np.zeros(1), np.ones(1))
+    h.addRow(2.0, np.inf, 1, np.array([0], dtype=np.int32), np.array([1.0]))
+    st = backends.run_confirmed(h, 5.0)
+    assert st == highspy.HighsModelStatus.kInfeasible
+    assert backends.option_value(h, "presolve") == "choose"  # an LP-then-MIP reuse keeps its presolve
+    h.changeRowBounds(0, 0.5, np.inf)  # now feasible: solved once, as before
+    assert backends.run_confirmed(h, 5.0) == highspy.HighsModelStatus.kOptimal
