@@ -81,13 +81,14 @@ def solve_lp(g: Graph, budget: int, params: SolveParams) -> Result:
         return Result("lp", "infeasible", backend="highs-lp", message="LP relaxation infeasible")
     bound = out.objective if out.status == "optimal" else None
     stats = {"lp_bound": bound, "lp_seconds": out.seconds, "model": dict(m.stats)}
-    sols = [] if out.x is None else [out.x]
+    # (model, LP solution) pairs to round: the budget's and, as in Checkmate's code, 0.9 x it;
+    # either may be missing (time limit) without losing the other
+    sols = [] if out.x is None else [(m, out.x)]
     m90 = build(p, int(0.9 * cap), published=True)
     if m90 is not None and time.perf_counter() < deadline:
         o90 = solve_highs(m90, params, relax=True, time_limit=max(0.1, 0.25 * (deadline - time.perf_counter())))
         if o90.x is not None:
             sols.append((m90, o90.x))
-    sols = [(m, out.x)] + [s for s in sols[1:]] if out.x is not None else sols[1:] if sols else []
     rng = random.Random(params.seed)
     best = None
     tried = 0
