@@ -1,12 +1,11 @@
 """``lp``: the rounding keeps every LP solution it has, also when the one at the budget is missing."""
 from dataclasses import replace
 
+import formulations.lp as lp_mod
 from planner.analysis import baseline_peak, min_feasible_budget
 from planner.models import load_model
 from planner.params import SolveParams
 from planner.registry import solve
-
-import formulations.lp as lp_mod
 
 
 def _budget(g, frac):
