@@ -1,6 +1,7 @@
 """DSA core: the minimalloc example, the independent validator, greedy, CSV, solve_dsa statuses."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from formulations.dsa import Buffer, check_solution, greedy_best_fit, live_lower_bound, solve_dsa
@@ -185,3 +186,37 @@ def test_csv_round_trip_and_errors():
                        ("", "empty")]:
         with pytest.raises(UserError, match=where):
             parse_csv(bad)
+
+
+def _training_step(n: int, seed: int) -> list[Buffer]:
+    """A training step's shape: activation i lives from its forward op to its backward op
+    (nested), with a temporary beside each forward op and a gradient beside each backward op.
+    The lifetimes are nested (laminar) and peak at the turn from forward to backward."""
+    rng = np.random.default_rng(seed)
+    t_end = 4 * n
+    bufs = []
+    for i in range(n):
+        sizes = 64 * rng.integers(1, 41, size=3)
+        bufs.append(Buffer(f"a{i}", 2 * i, t_end - 2 * i, int(sizes[0])))
+        bufs.append(Buffer(f"t{i}", 2 * i, 2 * i + 1, int(sizes[1])))
+        bufs.append(Buffer(f"g{i}", t_end - 2 * i, t_end - 2 * i + 1, int(sizes[2])))
+    return bufs
+
+
+def test_greedy_stacks_the_peak_and_places_nested_lifetimes_at_their_bound():
+    # size order alone leaves gaps where every buffer alive at the peak must pack (resnet50 at
+    # 0.5: its remat-optimal schedule, 821 blocks with 0.045% slack, was not placed in 90 s);
+    # stacking those buffers first, latest end at the bottom, places such families exactly
+    from formulations.dsa import _arrays, _greedy_offsets
+    size_order_fails = 0
+    for seed in range(20):
+        bufs = _training_step(40, seed)
+        lb = live_lower_bound(bufs)
+        arr = _arrays(bufs)
+        size_order_fails += int((_greedy_offsets(*arr) + arr[2]).max()) > lb
+        g = greedy_best_fit(bufs, lb)
+        assert g.status == "optimal" and g.peak == lb, seed
+        assert check_solution(bufs, g.offsets, lb) == []
+        free = greedy_best_fit(bufs)
+        assert free.peak == lb
+    assert size_order_fails >= 10  # what the stacking adds
