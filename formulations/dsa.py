@@ -6,7 +6,11 @@ offset + size); every offset is a multiple of the buffer's alignment. With a cap
 question is feasibility (max(offset + size) <= capacity); without one, minimise that peak.
 
 Engines (the ``method`` of a solution says which produced it):
-- ``greedy``: TFLite's greedy-by-size best-fit (Pisarchyk & Lee 2020), the fast path;
+- ``greedy``: TFLite's greedy-by-size best-fit (Pisarchyk & Lee 2020), the fast path; when it
+  does not fit, the same fit with the buffers alive at the most loaded time stacked first
+  (``_peak_stack_orders``): resnet50 at 0.5's remat-optimal schedule (821 blocks, 0.045% slack)
+  is placed that way in 0.1 s, where size order left 3,408 units over and neither exact
+  engine placed it in 90 s;
 - ``search``: the exact depth-first search over canonical solutions (``dsa_search``);
 - ``cp-sat``: the CP-SAT ``add_no_overlap_2d`` model (``dsa_cpsat``), run as a sequence of
   short runs (``CpsatRuns``) that alternate a bottom-left fixed search (lowest possible buffer
