@@ -117,3 +117,19 @@ def test_interval_memory_proves_layered_100_at_09():
     res = solve(g, budget, "exact", SolveParams(time_limit=60))
     assert res.status == "optimal" and "nodes" not in res.stats  # proven before any MILP
     assert sum(p.cost) + with_rows <= res.objective * (1 + 1e-9)
+
+
+def test_separating_checkpoints_are_the_first_runs_after_recomputations_the_relaxation_does_not_pay():
+    from formulations.checkpoints import separating_checkpoints
+    cost = [1.0] * 12
+    cps = [2, 6]
+    # interval 0 is (2, 6): the plan runs 1 again before 4 and before 5; the relaxation once
+    seq = [0, 1, 2, 3, 1, 4, 1, 5, 6, 7, 0, 8, 9, 10, 11]
+    assert separating_checkpoints(cps, [[1], [0]], cost, seq) == [4, 5]
+    # the relaxation pays as much in every interval: nothing to separate
+    assert separating_checkpoints(cps, [[1, 1], [0]], cost, seq) == []
+    # recomputations before the first checkpoint are no interval's; at most `limit` per interval
+    assert separating_checkpoints(cps, [[1], [0]], cost, seq, limit=1) == [4]
+    assert separating_checkpoints(cps, [[], [0]], cost, [0, 1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]) == []
+    # a first run that is already a checkpoint is not proposed again
+    assert separating_checkpoints([2, 4], [[], []], cost, [0, 1, 2, 3, 1, 4, 5, 6, 7, 8, 9, 10, 11]) == []
