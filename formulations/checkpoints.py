@@ -55,6 +55,7 @@ addresses (8-16 ops): never above the optimum (``tests/test_checkpoints.py``).
 """
 from __future__ import annotations
 
+import bisect
 import logging
 import time
 from dataclasses import dataclass
@@ -166,14 +167,7 @@ def separating_checkpoints(checkpoints: list[int], runs: list[list[int]], cost, 
 
     def interval(op: int) -> int:
         """i with t_i <= op < t_{i+1}; -1 before the first checkpoint."""
-        lo, hi = 0, len(cps)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if cps[mid] <= op:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo - 1
+        return bisect.bisect_right(cps, op) - 1
 
     paid = [0.0] * len(cps)
     before: dict[int, float] = {}   # first run -> recomputation cost right before it
