@@ -149,7 +149,7 @@ def _runs_of(built: _Built) -> list[list[int]] | None:
 
 
 def separating_checkpoints(checkpoints: list[int], runs: list[list[int]], cost, seq: list[int],
-                           limit: int = 4) -> list[int]:
+                           limit: int = 2) -> list[int]:
     """New checkpoints where a plan pays more than the relaxation's solution: the relaxation
     ignores the order inside an interval, so one recomputation there serves every use, while a
     plan short of memory may free the value and run it again before a later op of the same
@@ -159,7 +159,8 @@ def separating_checkpoints(checkpoints: list[int], runs: list[list[int]], cost, 
     Measured on unet at 0.4: the guided plan (16.40%) paid 0.53 ms more than the relaxation
     (15.20%, 13 checkpoints) in one interval only, (131, 137), by running a batch norm and its
     relu again between the first runs of 131, 132 and 133; with 132 and 133 as checkpoints the
-    relaxation's optimum is 15.53%."""
+    relaxation's optimum is 15.53%; with 136 as well (the third first run there) its MIP was
+    still open after 495 s (2 cores, loaded), hence ``limit``."""
     cps = sorted(checkpoints)
     if not cps:
         return []

@@ -637,7 +637,9 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result, bound: float, solut
     the incumbent as cutoff. Stops when proven, when nothing separates, or below
     ``REFINE_MIN_S`` left. Returns (best plan, bound). Measured on unet at 0.4 (by hand, one
     round): 13 checkpoints 15.20% and the guided plan 16.40%; the round adds 132 and 133, and the
-    relaxation's optimum becomes 15.53%."""
+    relaxation's optimum becomes 15.53%. Its MIPs are slow (the 15-checkpoint one takes minutes
+    on 2 loaded cores), so at the default 60 s no round runs on unet, and in a 400 s run the
+    rounds' MIPs did not finish: a lead for long runs, not yet a proof."""
     from .checkpoints import lp_then_mip, recompute_windows, separating_checkpoints
 
     total = float(sum(p.cost))
