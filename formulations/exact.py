@@ -424,9 +424,7 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
     stats["knapsack_bound"] = total + kb
     stats["bound_before_milp"] = bound
     if inc_cost is not None and inc_cost <= bound * (1 + 1e-9):
-        why = ("the guided plan meets the checkpoint bound" if src == GUIDED
-               else "incumbent meets the lower bound")
-        return _incumbent_result(inc, "optimal", inc_cost, {**stats, "reason": why})
+        return _meets_bound(inc, inc_cost, stats)
     if windows and "guided" not in stats:
         got = _guided(g, p, budget, cap, rec, windows, inc_cost, params, deadline, stats)
         if got is not None:
@@ -435,8 +433,7 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
             tried[GUIDED] = inc_cost
             prog.figures(GUIDED, inc_cost, bound, force=True)
             if inc_cost <= bound * (1 + 1e-9):
-                return _incumbent_result(inc, "optimal", inc_cost,
-                                         {**stats, "reason": "the guided plan meets the checkpoint bound"})
+                return _meets_bound(inc, inc_cost, stats)
     if (inc is not None and pre.get("solution") is not None
             and (not milp_fits or stats["milp_rs_columns"] > LARGE_RS_COLUMNS)):
         # the MILP's root LP is no help at this size (see LARGE_RS_COLUMNS): the time goes to
@@ -444,9 +441,7 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
         inc, bound = _refine(g, p, budget, cap, inc, bound, pre["solution"], params, deadline, stats, prog)
         inc_cost = inc.objective
         if inc_cost <= bound * (1 + 1e-9):
-            why = ("the guided plan meets the checkpoint bound" if stats["incumbent"] == GUIDED
-                   else "incumbent meets the lower bound")
-            return _incumbent_result(inc, "optimal", inc_cost, {**stats, "reason": why})
+            return _meets_bound(inc, inc_cost, stats)
     if inc_cost is not None:  # the incumbent may have improved since cost fixing above (see 2.)
         rec &= _cost_fixed(p, inc_cost)
         stats["recomputable_ops"] = len(rec)
@@ -803,6 +798,13 @@ def _incumbent_result(inc: Result, status: str, inc_cost: float, stats: dict, bo
     return Result("exact", status, plan=plan, objective=inc_cost, lower_bound=lb,
                   gap=0.0 if status == "optimal" else gap_of(inc_cost, lb), backend="highs+dsa",
                   message=message, stats={**stats, "returned": "incumbent"})
+
+
+def _meets_bound(inc: Result, inc_cost: float, stats: dict) -> Result:
+    """The incumbent, proven optimal by a bound it meets (``stats["incumbent"]`` names its source)."""
+    why = ("the guided plan meets the checkpoint bound" if stats["incumbent"] == GUIDED
+           else "incumbent meets the lower bound")
+    return _incumbent_result(inc, "optimal", inc_cost, {**stats, "reason": why})
 
 
 def _proven_or_infeasible(inc: Result | None, inc_cost: float | None, stats: dict, why: str) -> Result:
