@@ -46,6 +46,40 @@ def test_checkpoint_bound_never_exceeds_the_brute_force_optimum(seed, n, frac):
         assert sum(p.cost) + v <= cost * (1 + 1e-9) + 1e-9
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 6), frac=st.floats(0.0, 1.0))
+def test_coarse_levels_keep_the_bound_valid_and_at_least_each_level(seed, n, frac):
+    """Rows of coarser checkpoint sets (``coarse``) joined to a finer one: never above the
+    brute-force optimum, and at least what each set gives alone (LP and MIP)."""
+    g, budget, p, cap, cps = _case(seed, n, frac)
+    rnd = random.Random(seed)
+    fine = sorted(set(rnd.sample(range(p.n), rnd.randint(1, p.n))) | set(cps[:2]))
+    coarse = sorted(rnd.sample(fine, max(1, len(fine) // 2)))
+    cost, _plan = brute_force(g, budget)
+    for integer in (False, True):
+        alone = [checkpoint_bound(p, cap, c, integer=integer)[0] for c in (fine, coarse)]
+        both, _ = checkpoint_bound(p, cap, fine, integer=integer, coarse=[coarse])
+        if cost is None:
+            continue
+        assert math.isfinite(both)
+        assert both >= max(alone) * (1 - 1e-7) - 1e-9
+        assert sum(p.cost) + both <= cost * (1 + 1e-9) + 1e-9
+
+
+def test_coarse_levels_lift_the_lp_where_more_checkpoints_weaken_it():
+    """unet at 0.4: 15 checkpoints alone give a weaker LP than 10 (one fractional recomputation
+    serves several short intervals); with the 10 as a coarse level the LP is above both."""
+    g = load_model("unet")
+    p = extract(g)
+    cap = p.capacity(int(0.4 * baseline_peak(g)))
+    ten = choose_checkpoints(p, cap, 10)
+    fine = sorted(set(ten) | {132, 133, 200, 205, 208})
+    lp10, _ = checkpoint_bound(p, cap, ten)
+    lp15, _ = checkpoint_bound(p, cap, fine)
+    both, _ = checkpoint_bound(p, cap, fine, coarse=[ten])
+    assert lp15 < lp10 and both > lp10 * (1 + 1e-3)
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 10_000), n=st.integers(8, 14), frac=st.floats(0.0, 1.0))
 def test_checkpoint_bound_below_the_remat_optimum_on_larger_graphs(seed, n, frac):
