@@ -121,7 +121,7 @@ def lp_then_mip(p: RematProblem, capacity: int, checkpoints: list[int], *, lp_ti
     left = deadline - time.perf_counter()
     if lp != float("inf") and (cutoff is None or lp < cutoff) and left > 0.5:
         out["mip"] = _solve(built.h, p, True, left, cutoff)
-        runs = _runs_of(built)
+        runs = _runs_of(built, p, cutoff)
         if runs is not None:
             out["windows"] = recompute_windows(built.checkpoints, p.n, runs)
             out["runs"] = runs
@@ -143,10 +143,18 @@ def recompute_windows(checkpoints: list[int], n: int, runs: list[list[int]]) -> 
     return {k: w for k, w in out.items() if w}
 
 
-def _runs_of(built: _Built) -> list[list[int]] | None:
-    """The ops the MIP's best solution runs again in each interval; None when it has none."""
+def _runs_of(built: _Built, p: RematProblem, cutoff: float | None = None) -> list[list[int]] | None:
+    """The ops the MIP's best solution runs again in each interval; None when it has none
+    below ``cutoff``: HiGHS reports "Optimal" with a solution above its objective bound when
+    it proves that nothing lies below (unet at 0.4, 11 checkpoints, cutoff at the optimum:
+    a solution of 126% overhead, whose windows held 150 ops instead of about 80)."""
+    from .backends import power_of_two_scale
+
     h = built.h
-    if h.getInfo().primal_solution_status != 2:  # 2: feasible
+    info = h.getInfo()
+    if info.primal_solution_status != 2:  # 2: feasible
+        return None
+    if cutoff is not None and info.objective_function_value / power_of_two_scale(p.cost) >= cutoff:
         return None
     x = np.asarray(h.getSolution().col_value)
     return [[k for k, c in Ri.items() if x[c] > 0.5] for Ri in built.r]
@@ -154,17 +162,22 @@ def _runs_of(built: _Built) -> list[list[int]] | None:
 
 def separating_checkpoints(checkpoints: list[int], runs: list[list[int]], cost, seq: list[int],
                            limit: int = 2) -> list[int]:
-    """New checkpoints where a plan pays more than the relaxation's solution: the relaxation
-    ignores the order inside an interval, so one recomputation there serves every use, while a
-    plan short of memory may free the value and run it again before a later op of the same
-    interval. For each interval in which the plan ``seq`` (ops in run order, in captured order
-    of first runs) recomputes more than ``runs`` does, the first runs that follow its
-    recomputations, at most ``limit`` of them (the most recomputation cost before each first).
-    Measured on unet at 0.4: the guided plan (16.40%) paid 0.53 ms more than the relaxation
-    (15.20%, 13 checkpoints) in one interval only, (131, 137), by running a batch norm and its
-    relu again between the first runs of 131, 132 and 133; with 132 and 133 as checkpoints the
-    relaxation's optimum is 15.53%; with 136 as well (the third first run there) its MIP was
-    still open after 495 s (2 cores, loaded), hence ``limit``."""
+    """New checkpoints where the plan ``seq`` (ops in run order, first runs in captured order)
+    pays recomputation that the relaxation's solution ``runs`` does not see. The relaxation
+    ignores the order inside an interval, so one run of an op there serves every use, while a
+    plan short of memory frees the value and runs the op again before a later use in the same
+    interval. So first, for every op of positive cost that the plan runs twice in one
+    interval with first runs in between, the first run right after the earlier of the two
+    becomes a checkpoint (it splits the two runs into two intervals, and each is counted);
+    at most ``limit`` per interval, those that separate the most cost first. When no op runs
+    twice in an interval: in each interval where the plan pays more than ``runs``, the first
+    runs that follow its recomputations, the most recomputation cost before each first, at
+    most ``limit``.
+    Measured on unet at 0.4: a 16.40% plan runs a batch norm and its relu (110, 111) again
+    after first runs 131 and 132, inside the interval (131, 137) of the 10 default
+    checkpoints; with 132 added, the relaxation (the 10 as a coarse level) proves the 15.53%
+    plan optimal in 15 s. The previous rule (the costliest recomputations, 2 per interval)
+    added 4, 1 and 2 checkpoints in three rounds without moving the bound from 15.12%."""
     cps = sorted(checkpoints)
     if not cps:
         return []
@@ -176,21 +189,36 @@ def separating_checkpoints(checkpoints: list[int], runs: list[list[int]], cost, 
 
     paid = [0.0] * len(cps)
     before: dict[int, float] = {}   # first run -> recomputation cost right before it
-    done: set[int] = set()
-    last = -1           # the latest first run
-    pending = 0.0       # recomputation cost since then
+    firsts: list[int] = []          # first runs, in order
+    at: dict[int, list[int]] = {}   # op -> index in firsts of the latest first run before each of its runs
+    pending = 0.0       # recomputation cost since the latest first run
     for k in seq:
-        if k in done:
-            i = interval(last)
+        if k in at and firsts:
+            i = interval(firsts[-1])
             if i >= 0:
                 paid[i] += float(cost[k])
                 pending += float(cost[k])
+        else:
+            if pending > 0:
+                before[k] = before.get(k, 0.0) + pending
+            pending = 0.0
+            firsts.append(k)
+        at.setdefault(k, []).append(len(firsts) - 1)
+    split: dict[int, dict[int, float]] = {}  # interval -> new checkpoint -> cost it separates
+    for k, idx in at.items():
+        if float(cost[k]) <= 0:
             continue
-        done.add(k)
-        if pending > 0:
-            before[k] = before.get(k, 0.0) + pending
-        pending = 0.0
-        last = k
+        for f1, f2 in zip(idx, idx[1:]):
+            i = interval(firsts[f1])
+            if f2 > f1 and i >= 0 and interval(firsts[f2]) == i:
+                c = firsts[f1 + 1]
+                split.setdefault(i, {})
+                split[i][c] = split[i].get(c, 0.0) + float(cost[k])
+    if split:
+        out = []
+        for cands in split.values():
+            out += [c for c, _ in sorted(cands.items(), key=lambda x: (-x[1], x[0]))[:limit]]
+        return sorted(set(out) - set(cps))
     relaxed = [sum(float(cost[k]) for k in ks) for ks in runs]
     tol = 1e-9 * max(1.0, sum(float(c) for c in cost))
     out: list[int] = []
@@ -200,6 +228,64 @@ def separating_checkpoints(checkpoints: list[int], runs: list[list[int]], cost, 
         inside = sorted((-c, k) for k, c in before.items() if t < k < ends[i])  # costliest, then earliest
         out += [k for _, k in inside[:limit]]
     return sorted(out)
+
+
+def shared_recomputations(p: RematProblem, checkpoints: list[int], runs: list[list[int]],
+                          limit: int = 2) -> list[int]:
+    """New checkpoints read off the relaxation's own solution (no plan needed): where one
+    recomputation in an interval serves several first runs. The relaxation ignores the order
+    inside an interval, so an op it runs again once there feeds every first run that needs it
+    (directly, or through other ops it runs again there); a plan short of memory cannot keep
+    the value from the first of those uses to the last, and pays again. For each op k of
+    positive cost in ``runs[i]``, its *demand points* are the first runs in interval i (and the
+    next checkpoint) that read its outputs, or those of an op in ``runs[i]`` that reads them,
+    transitively; every demand point but the last is a candidate (a moment at which k's output
+    is in use and still needed later), scored by the cost of the ops it splits. At most
+    ``limit`` per interval, highest score first, then earliest.
+    Measured on unet at 0.4: the 10 default checkpoints' solution (15.12%) runs the batch norm
+    110 and the relu 111 once in (131, 137), for the first runs 132 (through the convolution
+    114 it also runs again), 133 and 134; the candidates 132 and 133 lift the relaxation (the
+    10 as a coarse level) to 15.53%, the optimum."""
+    cps = sorted(checkpoints)
+    out: list[int] = []
+    for i, t in enumerate(cps):
+        if i >= len(runs) or not runs[i]:
+            continue
+        nxt = cps[i + 1] if i + 1 < len(cps) else p.n
+        again = set(runs[i])
+        # consumers of each value inside the interval: first runs (and the next checkpoint)
+        # and the ops run again there
+        readers: dict[int, list[int]] = {}
+        for k in list(range(t + 1, min(nxt + 1, p.n))) + sorted(again):
+            for u in p.reads[k]:
+                readers.setdefault(u, []).append(k)
+        memo: dict[int, frozenset[int]] = {}
+
+        def demand(k: int) -> frozenset[int]:
+            """Demand points of k (readers come after k in captured order: no cycle)."""
+            if k not in memo:
+                pts: set[int] = set()
+                for v in p.outs[k]:
+                    for r in readers.get(v, ()):
+                        if r in again:
+                            if r != k:
+                                pts |= demand(r)
+                        elif t < r <= nxt:
+                            pts.add(r)
+                memo[k] = frozenset(pts)
+            return memo[k]
+
+        score: dict[int, float] = {}
+        for k in again:
+            c = float(p.cost[k])
+            if c <= 0:
+                continue
+            pts = sorted(demand(k))
+            for d in pts[:-1]:
+                if d not in cps:
+                    score[d] = score.get(d, 0.0) + c
+        out += [d for d, _ in sorted(score.items(), key=lambda x: (-x[1], x[0]))[:limit]]
+    return sorted(set(out))
 
 
 @dataclass(frozen=True)
@@ -217,13 +303,18 @@ def _build_levels(p: RematProblem, capacity: int, checkpoints: list[int], coarse
     Each coarse set is made a subset of the finer ones (its moments must be theirs)."""
     fine = sorted({int(t) for t in checkpoints}.union(*[set(c) for c in coarse]))
     levels = sorted({tuple(sorted({int(t) for t in c})) for c in coarse if c} - {tuple(fine)}, key=len)
-    built = [_build(p, capacity, list(c), threads, seed, deadline) for c in levels]
-    built.append(_build(p, capacity, fine, threads, seed, deadline))
-    for b in built:
+    last = _build(p, capacity, fine, threads, seed, deadline)
+    if isinstance(last, tuple):
+        return last
+    built = []
+    for c in levels:
+        b = _build(p, capacity, list(c), threads, seed, deadline)
         if isinstance(b, tuple):
-            # a coarse set decided alone (infeasible, or a build timeout) decides the whole
-            return b
-    return built[0] if len(built) == 1 else _combine(built, p, threads, seed)
+            if b[1] == "infeasible":
+                return b  # then so is every plan
+            continue  # nothing to add ("empty"), or out of time: the finer level alone
+        built.append(b)
+    return _combine(built + [last], p, threads, seed) if built else last
 
 
 def _combine(levels: list[_Built], p: RematProblem, threads: int, seed: int) -> _Built:

@@ -139,6 +139,8 @@ EARLY_CHECKPOINT_SHARE = 0.25
 GUIDED = "checkpoint-guided MILP"
 # _refine: the least time left (s) for another round of checkpoint separation
 REFINE_MIN_S = 10.0
+EARLY_GUIDED_MAX_S = float("inf")  # the early guided MILP's cap (s); see _early
+REFINE_RELAXATION_SHARE = 0.5  # of the time left, for each round's relaxation MIP
 
 
 def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float,
@@ -563,7 +565,8 @@ def _early(g: Graph, p, budget: int, cap: int, kb: float, best: Result | None, p
         return None, True
     if not windows:
         return None, False
-    got = _guided(g, p, budget, cap, _cost_fixed(p, inc_cost), windows, inc_cost, params, deadline, stats)
+    got = _guided(g, p, budget, cap, _cost_fixed(p, inc_cost), windows, inc_cost, params,
+                  min(deadline, time.perf_counter() + EARLY_GUIDED_MAX_S / GUIDED_SHARE), stats)
     if got is None:
         return None, False
     prog.figures(GUIDED, got.objective, bound, force=True)
@@ -663,8 +666,11 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result, bound: float, solut
         if not new:
             stats["refine"] = "nothing separates"
             break
+        log.info("exact: refine: checkpoints %s added to %s", new, cps)
         coarse, cps = cps, sorted(set(cps) | set(new))
-        stop = deadline - min(5.0, 0.1 * params.time_limit)
+        # half the time left: the guided MILP needs the rest (the bound of an unfinished MIP
+        # counts, and its best solution still gives windows)
+        stop = time.perf_counter() + REFINE_RELAXATION_SHARE * (deadline - time.perf_counter())
         out = lp_then_mip(p, cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
                           threads=params.threads, seed=params.seed, cutoff=inc.objective - total,
                           coarse=[coarse])

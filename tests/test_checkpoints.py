@@ -153,17 +153,57 @@ def test_interval_memory_proves_layered_100_at_09():
     assert sum(p.cost) + with_rows <= res.objective * (1 + 1e-9)
 
 
-def test_separating_checkpoints_are_the_first_runs_after_recomputations_the_relaxation_does_not_pay():
+def test_separating_checkpoints_split_an_op_run_twice_in_one_interval():
     from formulations.checkpoints import separating_checkpoints
     cost = [1.0] * 12
     cps = [2, 6]
-    # interval 0 is (2, 6): the plan runs 1 again before 4 and before 5; the relaxation once
+    # interval 0 is (2, 6): the plan runs 1 again after 3 and after 4; 4 splits the two runs
     seq = [0, 1, 2, 3, 1, 4, 1, 5, 6, 7, 0, 8, 9, 10, 11]
-    assert separating_checkpoints(cps, [[1], [0]], cost, seq) == [4, 5]
+    assert separating_checkpoints(cps, [[1], [0]], cost, seq) == [4]
+    # three runs: 4 and 5 split them; `limit` per interval, most cost first, then earliest
+    seq3 = [0, 1, 2, 3, 1, 4, 1, 5, 1, 6, 7, 0, 8, 9, 10, 11]
+    assert separating_checkpoints(cps, [[1], [0]], cost, seq3) == [4, 5]
+    assert separating_checkpoints(cps, [[1], [0]], cost, seq3, limit=1) == [4]
+    cost3 = list(cost)
+    cost3[5] = 0.0
+    # two runs with no first run between them cannot be split (the other rule follows them);
+    # a free op is never worth a checkpoint
+    assert separating_checkpoints(cps, [[1], [0]], cost, [0, 1, 2, 3, 1, 1, 4, 5, 6, 7, 8, 9, 10, 11]) == [4]
+    assert separating_checkpoints([2], [[5]], cost3, [0, 1, 2, 3, 4, 5, 6, 5, 7, 5, 8, 9, 10, 11]) == []
+
+
+def test_separating_checkpoints_otherwise_follow_recomputations_the_relaxation_does_not_pay():
+    from formulations.checkpoints import separating_checkpoints
+    cost = [1.0] * 12
+    cps = [2, 6]
+    # no op runs twice in an interval; the plan runs 1 again before 4 and 0 before 5
+    seq = [0, 1, 2, 3, 1, 4, 0, 5, 6, 7, 8, 9, 10, 11]
+    assert separating_checkpoints(cps, [[], []], cost, seq) == [4, 5]
+    assert separating_checkpoints(cps, [[], []], cost, seq, limit=1) == [4]
     # the relaxation pays as much in every interval: nothing to separate
-    assert separating_checkpoints(cps, [[1, 1], [0]], cost, seq) == []
-    # recomputations before the first checkpoint are no interval's; at most `limit` per interval
-    assert separating_checkpoints(cps, [[1], [0]], cost, seq, limit=1) == [4]
+    assert separating_checkpoints(cps, [[1, 0], []], cost, seq) == []
+    # recomputations before the first checkpoint are no interval's
     assert separating_checkpoints(cps, [[], [0]], cost, [0, 1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]) == []
     # a first run that is already a checkpoint is not proposed again
     assert separating_checkpoints([2, 4], [[], []], cost, [0, 1, 2, 3, 1, 4, 5, 6, 7, 8, 9, 10, 11]) == []
+
+
+def test_shared_recomputations_split_the_demand_points_of_one_recomputation():
+    from types import SimpleNamespace
+
+    from formulations.checkpoints import shared_recomputations
+    n = 10
+    # op k writes value k; 1 reads 0; 3 and 5 read 1; 6 reads 0; the others read their predecessor
+    reads = {1: (0,), 3: (1,), 5: (1,), 6: (0,)}
+    p = SimpleNamespace(n=n, cost=(1.0, 2.0) + (1.0,) * 8, outs=tuple((k,) for k in range(n)),
+                        reads=tuple(reads.get(k, (k - 1,) if k else ()) for k in range(n)))
+    cps = [2, 7]
+    # interval (2, 7) runs 1 again: one run serves 3 and 5, so 3 (its use before the last) splits them
+    assert shared_recomputations(p, cps, [[1], []]) == [3]
+    # 0 runs again there too: it feeds 6 directly and 3 and 5 through 1; 3 scores 1's and 0's cost
+    assert shared_recomputations(p, cps, [[0, 1], []], limit=1) == [3]
+    assert shared_recomputations(p, cps, [[0, 1], []]) == [3, 5]
+    # a free op is never worth a checkpoint; an op with a single demand point shares nothing
+    free = SimpleNamespace(**{**vars(p), "cost": (1.0, 0.0) + (1.0,) * 8})
+    assert shared_recomputations(free, cps, [[1], []]) == []
+    assert shared_recomputations(p, [2, 4], [[1], []]) == []
