@@ -89,7 +89,7 @@ from planner.result import Result, gap_of
 from . import model
 from .backends import solve_highs
 from .bounds import knapsack_bound
-from .common import place_stages, plan_result, setup
+from .common import Placed, place_stages, plan_result, setup
 from .model import BuildTimeout, build, decode, rs_columns
 
 log = logging.getLogger(__name__)
@@ -141,6 +141,11 @@ GUIDED = "checkpoint-guided MILP"
 REFINE_MIN_S = 10.0
 EARLY_GUIDED_MAX_S = float("inf")  # the early guided MILP's cap (s); see _early
 REFINE_RELAXATION_SHARE = 0.5  # of the time left, for each round's relaxation MIP
+REFINE_GUIDED_SHARE = 0.25  # of the time left, for the guided MILP when a round's plan does not fit
+RELAXED_PLACE_SHARE = 0.5  # of the time left, for placing the relaxation's plan when it fits
+RELAXED = "checkpoint relaxation's plan"
+LIFT_MAX = 8  # _lifting: candidates whose LP is tried, ...
+LIFT_SHARE = 0.1  # ... within this share of the time left
 
 
 def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float,
@@ -195,11 +200,11 @@ def _incumbent(g: Graph, p, budget: int, params: SolveParams, deadline: float,
                 if best is None or r.objective < best.objective:
                     best, src = r, name
     if early is not None:
-        r, proven = early(best)
+        r, proven, label = early(best)
         if r is not None:
-            tried[GUIDED] = r.objective
+            tried[label] = r.objective
             if best is None or r.objective < best.objective:
-                best, src = r, GUIDED
+                best, src = r, label
         if proven:
             return best, src, tried
     # gap eviction (formulations.gapevict): the only source that plans random layered graphs,
@@ -537,11 +542,12 @@ def _cost_fixed(p, inc_cost: float | None) -> set[int]:
 
 
 def _early(g: Graph, p, budget: int, cap: int, kb: float, best: Result | None, params: SolveParams,
-           deadline: float, stats: dict, pre: dict, prog: Progress) -> tuple[Result | None, bool]:
+           deadline: float, stats: dict, pre: dict, prog: Progress) -> tuple[Result | None, bool, str]:
     """The bounds and the checkpoint-guided MILP, run as soon as the (instant) heuristics have
     given what they can: the closure LP, the checkpoint relaxation within
-    ``EARLY_CHECKPOINT_SHARE`` of the time left, then ``_guided`` on its solution. Returns (the
-    guided plan or None, proven: the best plan known meets the bound). What it computes goes to
+    ``EARLY_CHECKPOINT_SHARE`` of the time left, the plan read off its solution
+    (``_relaxed_plan``), then ``_guided`` on its solution. Returns (the plan or None, proven:
+    the best plan known meets the bound, the plan's source). What it computes goes to
     ``pre`` (closure, checkpoint bound) for solve_exact. Measured on unet, 60 s: 0.5-0.9 proven
     in 1.6-20 s (the heuristics, gap eviction, pruning and exchange spend 45 s at 0.5 without
     reaching the optimum, and never prove it)."""
@@ -549,28 +555,37 @@ def _early(g: Graph, p, budget: int, cap: int, kb: float, best: Result | None, p
     cb, cb_at = _closure(p, cap, params, deadline, stats)
     pre["closure"] = (cb, cb_at)
     if cb == float("inf"):
-        return None, False  # solve_exact decides (infeasible, or a plan outranks the bound)
+        return None, False, GUIDED  # solve_exact decides (infeasible, or a plan outranks the bound)
     bound = total + max(kb, cb)
     inc_cost = best.objective if best is not None else None
     if inc_cost is not None and inc_cost <= bound * (1 + 1e-9):
-        return None, True
+        return None, True, GUIDED
     slack = None if inc_cost is None else inc_cost - total
     ck, windows = _checkpoint(p, cap, params, deadline, stats, slack, share=EARLY_CHECKPOINT_SHARE, last=pre)
     pre["checkpoint"] = ck
     if ck == float("inf"):
-        return None, False
+        return None, False, GUIDED
     bound = max(bound, total + ck)
     prog.figures("closure and checkpoint bounds", inc_cost, bound, force=True)
     if inc_cost is not None and inc_cost <= bound * (1 + 1e-9):
-        return None, True
-    if not windows:
-        return None, False
-    got = _guided(g, p, budget, cap, _cost_fixed(p, inc_cost), windows, inc_cost, params,
-                  min(deadline, time.perf_counter() + EARLY_GUIDED_MAX_S / GUIDED_SHARE), stats)
+        return None, True, GUIDED
+    relaxed = None
+    if pre.get("solution") is not None:
+        # a fitting plan of the relaxation's cost is optimal; a cheaper one is a better cutoff
+        relaxed, _ = _relaxed_plan(g, p, budget, cap, *pre["solution"], best, params, deadline, stats)
+        if relaxed is not None:
+            prog.figures(RELAXED, relaxed.objective, bound, force=True)
+            if relaxed.objective <= bound * (1 + 1e-9):
+                return relaxed, True, RELAXED
+            inc_cost = relaxed.objective
+    got = None
+    if windows:
+        got = _guided(g, p, budget, cap, _cost_fixed(p, inc_cost), windows, inc_cost, params,
+                      min(deadline, time.perf_counter() + EARLY_GUIDED_MAX_S / GUIDED_SHARE), stats)
     if got is None:
-        return None, False
+        return relaxed, False, RELAXED
     prog.figures(GUIDED, got.objective, bound, force=True)
-    return got, got.objective <= bound * (1 + 1e-9)
+    return got, got.objective <= bound * (1 + 1e-9), GUIDED
 
 
 def _guided(g: Graph, p, budget: int, cap: int, rec: set[int], windows: dict[int, set[int]],
@@ -645,57 +660,149 @@ def _guided(g: Graph, p, budget: int, cap: int, rec: set[int], windows: dict[int
 
 def _refine(g: Graph, p, budget: int, cap: int, inc: Result, bound: float, solution: tuple[list[int], list[list[int]]],
             params: SolveParams, deadline: float, stats: dict, prog: Progress) -> tuple[Result, float]:
-    """Rounds of checkpoint separation (``checkpoints.separating_checkpoints``): where the best
-    plan pays more recomputation in an interval than the relaxation's solution, the first runs
-    at which it pays become checkpoints; the relaxation is solved again (its bound counts, the
-    MIP's dual bound too when it stops early) and the guided MILP runs on its new windows with
-    the incumbent as cutoff. Stops when proven, when nothing separates, or below
-    ``REFINE_MIN_S`` left. Returns (best plan, bound). Measured on unet at 0.4 (by hand, one
-    round): 13 checkpoints 15.20% and the guided plan 16.40%; the round adds 132 and 133, and the
-    relaxation's optimum becomes 15.53%. Its MIPs are slow (the 15-checkpoint one takes minutes
-    on 2 loaded cores), so at the default 60 s no round runs on unet, and in a 400 s run the
-    rounds' MIPs did not finish: a lead for long runs, not yet a proof."""
-    from .checkpoints import lp_then_mip, recompute_windows, separating_checkpoints
+    """Rounds that tighten the checkpoint relaxation until its own solution is a plan. Each
+    round: (1) the plan read off the relaxation's solution (``formulations.relaxed_plan``);
+    when it fits and places it costs the relaxation's optimum, so it is proven optimal;
+    (2) otherwise new checkpoints where that plan overflows, where one recomputation serves
+    several first runs (``checkpoints.shared_recomputations``) and where the incumbent pays
+    more than the solution (``checkpoints.separating_checkpoints``), of which the one that
+    lifts the LP most joins (``_lifting``); (3) the relaxation's MIP again, with the first and
+    the last sets as coarse levels, the incumbent as cutoff (its bound counts, the MIP's dual
+    bound too when it stops early); (4) when its plan does not fit, the guided MILP on its
+    windows, started from the incumbent. Stops when proven, when nothing separates, or below
+    ``REFINE_MIN_S`` left. Returns (best plan, bound).
+    Measured on unet at 0.4 (by hand, the rounds this loop takes): the 10 default
+    checkpoints' solution (15.12%) overflows by 24% around first runs 132 to 138 and 207 to 216;
+    of the candidates only 132 lifts the LP (14.46% to 14.66%); the 11-checkpoint MIP is 15.53%
+    (47 s) and its plan overflows by 3.7% at first run 216; with 216 the MIP is 15.53% again
+    (110 s), and its plan fits and places (DSA 54 s): the optimum, proven."""
+    from .checkpoints import lp_then_mip, recompute_windows, separating_checkpoints, shared_recomputations
+    from .relaxed_plan import overflow_checkpoints
 
     total = float(sum(p.cost))
     cps, runs = solution
+    base = cps
     rounds = stats.setdefault("checkpoint_rounds", [])
+    fresh = False  # the early phase ran the guided MILP on the first solution already
     while deadline - time.perf_counter() > REFINE_MIN_S and inc.objective > bound * (1 + 1e-9):
+        got, lt = _relaxed_plan(g, p, budget, cap, cps, runs, inc, params, deadline, stats)
+        if got is not None:
+            inc = got
+            stats["incumbent"] = RELAXED
+            stats["incumbent_costs"][RELAXED] = got.objective
+            prog.figures(RELAXED, inc.objective, bound, force=True)
+            if inc.objective <= bound * (1 + 1e-9):
+                break
+        elif fresh:
+            windows = recompute_windows(cps, p.n, runs)
+            r = _guided(g, p, budget, cap, _cost_fixed(p, inc.objective), windows, inc.objective, params,
+                        deadline, stats, start=inc, share=REFINE_GUIDED_SHARE)
+            if r is not None and r.objective < inc.objective:
+                inc = r
+                stats["incumbent"] = GUIDED
+                stats["incumbent_costs"][GUIDED] = r.objective
+                prog.figures(GUIDED, inc.objective, bound, force=True)
         seq = [st.ref for st in inc.plan.steps if st.kind == "compute"]
-        new = [k for k in separating_checkpoints(cps, runs, p.cost, seq) if k not in cps]
-        if not new:
+        cands = ((overflow_checkpoints(lt, cps, cap) if lt is not None else [])
+                 + shared_recomputations(p, cps, runs, limit=1)
+                 + separating_checkpoints(cps, runs, p.cost, seq))
+        cands = list(dict.fromkeys(k for k in cands if k not in cps))
+        if not cands:
             stats["refine"] = "nothing separates"
             break
-        log.info("exact: refine: checkpoints %s added to %s", new, cps)
-        coarse, cps = cps, sorted(set(cps) | set(new))
-        # half the time left: the guided MILP needs the rest (the bound of an unfinished MIP
-        # counts, and its best solution still gives windows)
+        coarse = [c for c in (base, cps) if c]
+        coarse = [c for i, c in enumerate(coarse) if c not in coarse[:i]]
+        new = _lifting(p, cap, cps, cands, coarse, params, deadline, stats)
+        log.info("exact: refine: checkpoint %s of candidates %s added to %s", new, cands, cps)
+        cps = sorted(set(cps) | set(new))
+        # the relaxation's MIP gets a share of the time left: placing its plan, or the guided
+        # MILP, needs the rest (the bound of an unfinished MIP counts)
         stop = time.perf_counter() + REFINE_RELAXATION_SHARE * (deadline - time.perf_counter())
         out = lp_then_mip(p, cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
-                          threads=params.threads, seed=params.seed, cutoff=inc.objective - total,
-                          coarse=[coarse])
+                          threads=params.threads, seed=params.seed, cutoff=inc.objective - total, coarse=coarse)
         lp = out["lp"][0]
         mip, mip_status = out.get("mip", (None, None))
         rounds.append((len(cps), lp, mip, mip_status))
-        got = max(lp, mip if mip is not None else 0.0)
-        if got == float("inf"):  # a validated plan outranks the relaxation
+        val = max(lp, mip if mip is not None else 0.0)
+        if val == float("inf"):  # a validated plan outranks the relaxation
             log.error("refined checkpoint relaxation claims no plan fits but one exists; stopped")
             break
-        bound = max(bound, total + got)
-        stats["checkpoint_best"] = max(stats.get("checkpoint_best", 0.0), got)
+        bound = max(bound, total + val)
+        stats["checkpoint_best"] = max(stats.get("checkpoint_best", 0.0), val)
         prog.figures(f"refined checkpoints ({len(cps)})", inc.objective, bound, force=True)
         if out.get("runs") is None or inc.objective <= bound * (1 + 1e-9):
             break
         runs = out["runs"]
-        windows = recompute_windows(cps, p.n, runs)
-        r = _guided(g, p, budget, cap, _cost_fixed(p, inc.objective), windows, inc.objective, params, deadline, stats,
-                    start=inc)
-        if r is not None and r.objective < inc.objective:
-            inc = r
-            stats["incumbent"] = GUIDED
-            stats["incumbent_costs"][GUIDED] = r.objective
-            prog.figures(GUIDED, inc.objective, bound, force=True)
+        fresh = True
     return inc, bound
+
+
+def _relaxed_plan(g: Graph, p, budget: int, cap: int, cps: list[int], runs: list[list[int]], inc: Result | None,
+                  params: SolveParams, deadline: float, stats: dict):
+    """The plan read off the relaxation's solution (``formulations.relaxed_plan``), placed
+    within ``RELAXED_PLACE_SHARE`` of the time left and validated: (the plan when it is
+    cheaper than ``inc``, else None; its lifetimes, for ``overflow_checkpoints``)."""
+    from .relaxed_plan import relaxed_sequence
+    from .schedule import lifetimes, place
+    from .validator_bridge import validated
+
+    lt = lifetimes(p, relaxed_sequence(p, cps, runs))
+    info: dict = {"checkpoints": len(cps)}
+    stats.setdefault("relaxed_plans", []).append(info)
+    if lt is None:  # relaxed_sequence runs what it reads: a bug, but no reason to stop
+        log.error("the relaxation's plan reads a value it never computed")
+        info["status"] = "not runnable"
+        return None, None
+    info.update(cost=lt.cost, peak_units=lt.peak_units)
+    if lt.peak_units > cap:
+        info["status"] = "over capacity"
+        return None, lt
+    if inc is not None and lt.cost >= inc.objective:
+        info["status"] = "not cheaper"
+        return None, lt
+    t0 = time.perf_counter()
+    pl = place(lt, cap, max(PLACE_TRY_S, RELAXED_PLACE_SHARE * (deadline - t0)), params.seed, params.threads)
+    info.update(status=pl.status, place_seconds=round(time.perf_counter() - t0, 3))
+    log.info("exact: the relaxation's plan (%d checkpoints, cost %.6g) fits; DSA %s in %.1fs", len(cps), lt.cost,
+             pl.status, time.perf_counter() - t0)
+    if pl.offsets is None:
+        return None, lt
+    res = validated(g, plan_result("exact", p, Placed(lt, pl.offsets, pl.status, pl.solver), budget, "feasible",
+                                   None, "relaxed plan+dsa", {}))
+    if not res.has_plan:
+        log.error("the relaxation's plan failed validation: %s", res.message)
+        info["status"] = "invalid"
+        return None, lt
+    return res, lt
+
+
+def _lifting(p, cap: int, cps: list[int], cands: list[int], coarse: list[list[int]], params: SolveParams,
+             deadline: float, stats: dict) -> list[int]:
+    """Of ``cands``, the checkpoint whose LP (``cps`` and it, with ``coarse``) is highest, when
+    above the LP without it; the first candidate when none lifts it (the MIP may still rise).
+    At most ``LIFT_MAX`` candidates, within ``LIFT_SHARE`` of the time left. Why: on unet at
+    0.4 only one of six candidates (132) lifts the LP, and it alone lifts the MIP from 15.12% to
+    the optimum 15.53% (47 s); the candidate that scores highest by shared cost (207) leaves the
+    LP and nearly the MIP where they were (15.20%, 78 s)."""
+    from .checkpoints import lp_then_mip
+
+    stop = time.perf_counter() + LIFT_SHARE * max(0.0, deadline - time.perf_counter())
+    inner = [c for c in coarse if c != cps]
+    base = lp_then_mip(p, cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
+                       threads=params.threads, seed=params.seed, cutoff=-1.0, coarse=inner)["lp"][0]
+    tol = 1e-9 * max(1.0, float(sum(p.cost)))
+    best, best_lp = None, base
+    tried = {}
+    for c in cands[:LIFT_MAX]:
+        if time.perf_counter() >= stop:
+            break
+        lp = lp_then_mip(p, cap, sorted(set(cps) | {c}), lp_time=max(0.01, stop - time.perf_counter()),
+                         deadline=stop, threads=params.threads, seed=params.seed, cutoff=-1.0, coarse=coarse)["lp"][0]
+        tried[c] = lp
+        if lp > best_lp + tol:
+            best, best_lp = c, lp
+    stats.setdefault("lifting", []).append({"base_lp": base, "candidates": tried, "chosen": best})
+    return [best if best is not None else cands[0]]
 
 
 def _closure(p, cap: int, params: SolveParams, deadline: float, stats: dict) -> tuple[float, int | None]:

@@ -118,9 +118,10 @@ def test_exact_plans_layered_graphs_where_the_heuristics_thrash(model, ratio):
     assert time.perf_counter() - t0 <= 8 + 3
     assert res.has_plan and res.validation["valid"], res.message
     costs = res.stats["incumbent_costs"]
-    # gap eviction, or the checkpoint-guided MILP before it (which proves layered:100 at 0.9,
-    # and then gap eviction is not run)
-    assert isinstance(costs.get("gap"), float) or isinstance(costs.get("checkpoint-guided MILP"), float)
+    # gap eviction, or the plan read off the checkpoint relaxation or the checkpoint-guided MILP
+    # before it (either proves layered:100 at 0.9, and then gap eviction is not run)
+    assert any(isinstance(costs.get(k), float)
+               for k in ("gap", "checkpoint-guided MILP", "checkpoint relaxation's plan"))
     # never worse than any incumbent source
     assert res.objective <= min(c for c in costs.values() if isinstance(c, float)) + 1e-9
     assert res.lower_bound is not None and res.lower_bound <= res.objective + 1e-9
