@@ -100,3 +100,60 @@ def overflow_checkpoints(lt: Lifetimes, checkpoints: list[int], capacity: int, l
     for d in best.values():
         out += [c for c, _ in sorted(d.items(), key=lambda x: (-x[1], x[0]))[:limit]]
     return sorted(out)
+
+
+def fit_sequence(p: RematProblem, seq: list[int], checkpoints: list[int], capacity: int,
+                 deadline: float) -> list[int]:
+    """``seq`` with ops run again moved earlier inside their interval while that lowers the
+    memory above ``capacity`` (summed over positions, then the peak): first improvement,
+    until it fits, nothing improves or ``deadline``. Same ops, same cost. Why: running an op
+    again just before its reader keeps its output short-lived, but keeps its inputs live until
+    then; when its inputs are larger than its outputs, earlier is better. Candidate positions:
+    right after the interval's checkpoint and right after each run of a producer of its
+    inputs in the interval. Measured on resnet50 at 0.5: the 10 default checkpoints'
+    solution costs the optimum 9.41% and, run lazily, overflows by 0.9% where a recomputed
+    convolution keeps the 2048-channel relu before it live; moved, it fits."""
+    import time
+
+    from .schedule import lifetimes
+
+    cps = set(checkpoints)
+    prod: dict[int, int] = {}
+    for k in range(p.n):
+        for v in p.outs[k]:
+            prod[v] = k
+
+    def score(s: list[int]) -> tuple[int, int] | None:
+        lt = lifetimes(p, s)
+        if lt is None:
+            return None
+        prof = memory_profile(lt)
+        over = prof[prof > capacity] - capacity
+        return int(over.sum()), int(prof.max(initial=0))
+
+    best = score(seq)
+    if best is None or best[0] == 0:
+        return seq
+    seq = list(seq)
+    improved = True
+    while improved and best[0] > 0 and time.perf_counter() < deadline:
+        improved = False
+        seen: set[int] = set()
+        start = 0  # position right after the current interval's checkpoint
+        for j, k in enumerate(seq):
+            if k not in seen:
+                seen.add(k)
+                if k in cps:
+                    start = j + 1
+                continue
+            ins = {prod[v] for v in p.reads[k] if v in prod}
+            cands = {start} | {i + 1 for i in range(start, j) if seq[i] in ins}
+            for q in sorted(c for c in cands if c < j):
+                s2 = seq[:q] + [k] + seq[q:j] + seq[j + 1:]
+                sc = score(s2)
+                if sc is not None and sc < best:
+                    seq, best, improved = s2, sc, True
+                    break
+            if improved or time.perf_counter() >= deadline:
+                break
+    return seq

@@ -80,3 +80,33 @@ def test_overflows_name_the_next_first_run_outside_the_checkpoints():
     assert overflow_checkpoints(lt, [2], 4) == [4]      # excess 3 at op 4, 1 at op 3
     assert overflow_checkpoints(lt, [2, 4], 4) == [3]   # 4 is already a checkpoint
     assert overflow_checkpoints(lt, [2], 7) == []
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 10_000), n=st.integers(4, 12), frac=st.floats(0.0, 0.6))
+def test_fitting_moves_ops_run_again_without_changing_the_cost_or_raising_the_overflow(seed, n, frac):
+    from formulations.relaxed_plan import fit_sequence
+
+    g = random_graph(seed, n)
+    p = extract(g)
+    peak, lo = baseline_peak(g), min_feasible_budget(g).bytes
+    cap = p.capacity(int(lo + frac * (peak - lo)))
+    rnd = random.Random(seed)
+    cps = sorted(rnd.sample(range(p.n), rnd.randint(1, max(1, p.n // 3))))
+    limit = p.limit or (p.n,) * p.n
+    runs = [sorted(k for k in range(t + 1) if limit[k] > t and rnd.random() < 0.5) for t in cps]
+    seq = relaxed_sequence(p, cps, runs)
+    fitted = fit_sequence(p, seq, cps, cap, time.perf_counter() + 5)
+    assert sorted(fitted) == sorted(seq)
+    firsts = []
+    for k in fitted:
+        if k not in firsts:
+            firsts.append(k)
+    assert firsts == list(range(p.n)), "first runs stay in captured order"
+    a, b = lifetimes(p, seq), lifetimes(p, fitted)
+    assert b is not None and abs(a.cost - b.cost) <= 1e-9
+
+    def over(lt):
+        prof = memory_profile(lt)
+        return int((prof[prof > cap] - cap).sum())
+    assert over(b) <= over(a)
