@@ -448,13 +448,14 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
             prog.figures(GUIDED, inc_cost, bound, force=True)
             if inc_cost <= bound * (1 + 1e-9):
                 return _meets_bound(inc, inc_cost, stats)
-    if (inc is not None and pre.get("solution") is not None
-            and (not milp_fits or stats["milp_rs_columns"] > LARGE_RS_COLUMNS)):
+    if pre.get("solution") is not None and (not milp_fits or stats["milp_rs_columns"] > LARGE_RS_COLUMNS):
         # the MILP's root LP is no help at this size (see LARGE_RS_COLUMNS): the time goes to
-        # refining the relaxation where the best plan pays more than it
-        inc, bound = _refine(g, p, budget, cap, inc, bound, pre["solution"], params, deadline, stats, prog)
-        inc_cost = inc.objective
-        if inc_cost <= bound * (1 + 1e-9):
+        # refining the relaxation until its own plan fits (the only plan source left when
+        # every other one failed: unet at 0.3)
+        inc, bound = _refine(g, p, budget, cap, inc, bound, pre["solution"], params, deadline, stats, prog,
+                             pre.get("relaxed_lt"))
+        inc_cost = inc.objective if inc is not None else None
+        if inc_cost is not None and inc_cost <= bound * (1 + 1e-9):
             return _meets_bound(inc, inc_cost, stats)
     if inc_cost is not None:  # the incumbent may have improved since cost fixing above (see 2.)
         rec &= _cost_fixed(p, inc_cost)
@@ -580,6 +581,7 @@ def _early(g: Graph, p, budget: int, cap: int, kb: float, best: Result | None, p
     if pre.get("solution") is not None:
         # a fitting plan of the relaxation's cost is optimal; a cheaper one is a better cutoff
         relaxed, lt = _relaxed_plan(g, p, budget, cap, *pre["solution"], best, params, deadline, stats)
+        pre["relaxed_lt"] = lt
         if relaxed is not None:
             prog.figures(RELAXED, relaxed.objective, bound, force=True)
             if relaxed.objective <= bound * (1 + 1e-9):
@@ -667,8 +669,9 @@ def _guided(g: Graph, p, budget: int, cap: int, rec: set[int], windows: dict[int
     return res
 
 
-def _refine(g: Graph, p, budget: int, cap: int, inc: Result, bound: float, solution: tuple[list[int], list[list[int]]],
-            params: SolveParams, deadline: float, stats: dict, prog: Progress) -> tuple[Result, float]:
+def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float,
+            solution: tuple[list[int], list[list[int]]], params: SolveParams, deadline: float, stats: dict,
+            prog: Progress, first_lt=None) -> tuple[Result | None, float]:
     """Rounds that tighten the checkpoint relaxation until its own solution is a plan. Each
     round: (1) the plan read off the relaxation's solution (``formulations.relaxed_plan``);
     when it fits and places it costs the relaxation's optimum, so it is proven optimal;
@@ -679,7 +682,9 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result, bound: float, solut
     the last sets as coarse levels, the incumbent as cutoff (its bound counts, the MIP's dual
     bound too when it stops early); (4) when its plan does not fit, the guided MILP on its
     windows, started from the incumbent. Stops when proven, when nothing separates, or below
-    ``REFINE_MIN_S`` left. Returns (best plan, bound).
+    ``REFINE_MIN_S`` left. ``inc`` may be None (no plan yet: no cutoff, nothing to separate
+    against); ``first_lt``: the lifetimes of ``solution``'s plan, when the early phase tried
+    it. Returns (best plan or None, bound).
     Measured on unet at 0.4 (by hand, the rounds this loop takes): the 10 default
     checkpoints' solution (15.12%) overflows by 24% around first runs 132 to 138 and 207 to 216;
     of the candidates only 132 lifts the LP (14.46% to 14.66%); the 11-checkpoint MIP is 15.53%
@@ -693,8 +698,15 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result, bound: float, solut
     base = cps
     rounds = stats.setdefault("checkpoint_rounds", [])
     fresh = False  # the early phase ran the guided MILP on the first solution already
-    while deadline - time.perf_counter() > REFINE_MIN_S and inc.objective > bound * (1 + 1e-9):
-        got, lt = _relaxed_plan(g, p, budget, cap, cps, runs, inc, params, deadline, stats)
+
+    def cost(r):
+        return r.objective if r is not None else None
+
+    while deadline - time.perf_counter() > REFINE_MIN_S and (inc is None or inc.objective > bound * (1 + 1e-9)):
+        if not fresh and first_lt is not None:
+            got, lt = None, first_lt  # tried by the early phase
+        else:
+            got, lt = _relaxed_plan(g, p, budget, cap, cps, runs, inc, params, deadline, stats)
         if got is not None:
             inc = got
             stats["incumbent"] = RELAXED
@@ -704,19 +716,20 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result, bound: float, solut
                 break
         elif fresh:
             windows = recompute_windows(cps, p.n, runs)
-            r = _guided(g, p, budget, cap, _cost_fixed(p, inc.objective), windows, inc.objective, params,
+            r = _guided(g, p, budget, cap, _cost_fixed(p, cost(inc)), windows, cost(inc), params,
                         deadline, stats, start=inc, share=REFINE_GUIDED_SHARE)
-            if r is not None and r.objective < inc.objective:
+            if r is not None and (inc is None or r.objective < inc.objective):
                 inc = r
                 stats["incumbent"] = GUIDED
                 stats["incumbent_costs"][GUIDED] = r.objective
                 prog.figures(GUIDED, inc.objective, bound, force=True)
                 if inc.objective <= bound * (1 + 1e-9):
                     break
-        seq = [st.ref for st in inc.plan.steps if st.kind == "compute"]
         cands = ((overflow_checkpoints(lt, cps, cap) if lt is not None else [])
-                 + shared_recomputations(p, cps, runs, limit=1)
-                 + separating_checkpoints(cps, runs, p.cost, seq))
+                 + shared_recomputations(p, cps, runs, limit=1))
+        if inc is not None:
+            seq = [st.ref for st in inc.plan.steps if st.kind == "compute"]
+            cands += separating_checkpoints(cps, runs, p.cost, seq)
         cands = list(dict.fromkeys(k for k in cands if k not in cps))
         if not cands:
             stats["refine"] = "nothing separates"
@@ -730,7 +743,8 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result, bound: float, solut
         # MILP, needs the rest (the bound of an unfinished MIP counts)
         stop = time.perf_counter() + REFINE_RELAXATION_SHARE * (deadline - time.perf_counter())
         out = lp_then_mip(p, cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
-                          threads=params.threads, seed=params.seed, cutoff=inc.objective - total, coarse=coarse)
+                          threads=params.threads, seed=params.seed,
+                          cutoff=inc.objective - total if inc is not None else None, coarse=coarse)
         lp = out["lp"][0]
         mip, mip_status = out.get("mip", (None, None))
         rounds.append((len(cps), lp, mip, mip_status))
@@ -740,8 +754,8 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result, bound: float, solut
             break
         bound = max(bound, total + val)
         stats["checkpoint_best"] = max(stats.get("checkpoint_best", 0.0), val)
-        prog.figures(f"refined checkpoints ({len(cps)})", inc.objective, bound, force=True)
-        if out.get("runs") is None or inc.objective <= bound * (1 + 1e-9):
+        prog.figures(f"refined checkpoints ({len(cps)})", cost(inc), bound, force=True)
+        if out.get("runs") is None or (inc is not None and inc.objective <= bound * (1 + 1e-9)):
             break
         runs = out["runs"]
         fresh = True

@@ -106,7 +106,8 @@ def fit_sequence(p: RematProblem, seq: list[int], checkpoints: list[int], capaci
                  deadline: float) -> list[int]:
     """``seq`` with ops run again moved earlier inside their interval while that lowers the
     memory above ``capacity`` (summed over positions, then the peak): first improvement,
-    until it fits, nothing improves or ``deadline``. Same ops, same cost. Why: running an op
+    until it fits, nothing improves or ``deadline``. Same ops, never a higher cost (an op moved
+    where its outputs are still live is skipped by ``lifetimes``). Why: running an op
     again just before its reader keeps its output short-lived, but keeps its inputs live until
     then; when its inputs are larger than its outputs, earlier is better. Candidate positions:
     right after the interval's checkpoint and right after each run of a producer of its

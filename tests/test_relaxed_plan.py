@@ -84,7 +84,7 @@ def test_overflows_name_the_next_first_run_outside_the_checkpoints():
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 10_000), n=st.integers(4, 12), frac=st.floats(0.0, 0.6))
-def test_fitting_moves_ops_run_again_without_changing_the_cost_or_raising_the_overflow(seed, n, frac):
+def test_fitting_moves_ops_run_again_without_raising_the_cost_or_the_overflow(seed, n, frac):
     from formulations.relaxed_plan import fit_sequence
 
     g = random_graph(seed, n)
@@ -104,7 +104,8 @@ def test_fitting_moves_ops_run_again_without_changing_the_cost_or_raising_the_ov
             firsts.append(k)
     assert firsts == list(range(p.n)), "first runs stay in captured order"
     a, b = lifetimes(p, seq), lifetimes(p, fitted)
-    assert b is not None and abs(a.cost - b.cost) <= 1e-9
+    # an op moved before a reader of its old copy may find its outputs still live: skipped
+    assert b is not None and b.cost <= a.cost + 1e-9
 
     def over(lt):
         prof = memory_profile(lt)
