@@ -698,11 +698,13 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
     ``REFINE_MIN_S`` left. ``inc`` may be None (no plan yet: no cutoff, nothing to separate
     against); ``first_lt``: the lifetimes of ``solution``'s plan, when the early phase tried
     it. Returns (best plan or None, bound).
-    Measured on unet at 0.4 (by hand, the rounds this loop takes): the 10 default
-    checkpoints' solution (15.12%) overflows by 24% around first runs 132 to 138 and 207 to 216;
-    of the candidates only 132 lifts the LP (14.46% to 14.66%); the 11-checkpoint MIP is 15.53%
-    (47 s) and its plan overflows by 3.7% at first run 216; with 216 the MIP is 15.53% again
-    (110 s), and its plan fits and places (DSA 54 s): the optimum, proven."""
+    Measured on unet at 0.4 (``--time-limit 600``): the 10 default checkpoints' solution
+    (15.12%) overflows by 23% around first runs 132 to 138 and 207 to 216 (fitted); of 9
+    candidates only 132 lifts the LP (14.46% to 14.66%); the 11-checkpoint MIP, cutoff at the
+    16.93% incumbent, is 15.53% in about 40 s; its plan still overflows (11.5%), and the guided
+    MILP started from the incumbent reaches 15.53% in 18-20 s: proven at 160 s. By hand, other
+    optimal solutions of the same MIP give a plan that fits once fitted (DSA 22.5 s), and with
+    216 added (its overflow) a 12-checkpoint one fits as read off (DSA 54 s)."""
     from .checkpoints import lp_then_mip, recompute_windows, separating_checkpoints, shared_recomputations
     from .relaxed_plan import overflow_checkpoints
 
