@@ -717,29 +717,30 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
     def cost(r):
         return r.objective if r is not None else None
 
+    def adopt(r: Result | None, label: str) -> bool:
+        """Take ``r`` when it is cheaper; True when the best plan now meets the bound."""
+        nonlocal inc
+        if r is None or (inc is not None and r.objective >= inc.objective):
+            return False
+        inc = r
+        stats["incumbent"] = label
+        stats["incumbent_costs"][label] = r.objective
+        prog.figures(label, inc.objective, bound, force=True)
+        return inc.objective <= bound * (1 + 1e-9)
+
     while deadline - time.perf_counter() > REFINE_MIN_S and (inc is None or inc.objective > bound * (1 + 1e-9)):
         if not fresh and first_lt is not None:
             got, lt = None, first_lt  # tried by the early phase
         else:
             got, lt = _relaxed_plan(g, p, budget, cap, cps, runs, inc, params, deadline, stats)
         if got is not None:
-            inc = got
-            stats["incumbent"] = RELAXED
-            stats["incumbent_costs"][RELAXED] = got.objective
-            prog.figures(RELAXED, inc.objective, bound, force=True)
-            if inc.objective <= bound * (1 + 1e-9):
+            if adopt(got, RELAXED):
                 break
         elif fresh:
             windows = recompute_windows(cps, p.n, runs)
-            r = _guided(g, p, budget, cap, _cost_fixed(p, cost(inc)), windows, cost(inc), params,
-                        deadline, stats, start=inc, share=REFINE_GUIDED_SHARE)
-            if r is not None and (inc is None or r.objective < inc.objective):
-                inc = r
-                stats["incumbent"] = GUIDED
-                stats["incumbent_costs"][GUIDED] = r.objective
-                prog.figures(GUIDED, inc.objective, bound, force=True)
-                if inc.objective <= bound * (1 + 1e-9):
-                    break
+            if adopt(_guided(g, p, budget, cap, _cost_fixed(p, cost(inc)), windows, cost(inc), params,
+                             deadline, stats, start=inc, share=REFINE_GUIDED_SHARE), GUIDED):
+                break
         cands = ((overflow_checkpoints(lt, cps, cap) if lt is not None else [])
                  + shared_recomputations(p, cps, runs, limit=1))
         if inc is not None:

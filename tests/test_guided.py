@@ -8,7 +8,7 @@ import random
 import time
 
 import pytest
-from formulation_graphs import brute_force, random_graph
+from formulation_graphs import brute_force, budget_case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +17,6 @@ from formulations.bounds import tight_ops
 from formulations.checkpoints import lp_then_mip, recompute_windows
 from formulations.common import place_stages
 from formulations.model import build, decode
-from formulations.problem import extract
 from formulations.schedule import lifetimes, stage_sequence
 from planner.analysis import baseline_peak, min_feasible_budget
 from planner.models import load_model
@@ -35,18 +34,10 @@ def test_recompute_windows_are_the_stages_of_each_interval():
     assert recompute_windows([3], 5, [[]]) == {}
 
 
-def _case(seed: int, n: int, frac: float):
-    g = random_graph(seed, n)
-    peak, lo = baseline_peak(g), min_feasible_budget(g).bytes
-    budget = int(lo + frac * (peak - lo))
-    p = extract(g)
-    return g, budget, p, p.capacity(budget)
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 10_000), n=st.integers(5, 10), frac=st.floats(0.0, 1.0))
 def test_the_restricted_model_never_beats_the_full_one(seed, n, frac):
-    _g, _budget, p, cap = _case(seed, n, frac)
+    _g, _budget, p, cap = budget_case(seed, n, frac)
     full = build(p, cap)
     if full is None:
         return
@@ -77,7 +68,7 @@ def test_a_guided_plan_is_never_cheaper_than_the_optimum(seed, n, frac):
     """The windows of the relaxation's solution, through the restricted model, give a
     runnable schedule that costs at least the relaxation's bound and, once placed, at least
     the brute-force joint optimum."""
-    g, budget, p, cap = _case(seed, n, frac)
+    g, budget, p, cap = budget_case(seed, n, frac)
     cps = [t for _, t in tight_ops(p, cap)]
     if not cps:
         return
@@ -143,7 +134,7 @@ def test_guided_with_a_start_only_returns_cheaper_valid_plans(seed, n, frac):
     start's cost as cutoff it finds the optimum when the start is not optimal."""
     from formulations import exact
 
-    g, budget, p, cap = _case(seed, n, frac)
+    g, budget, p, cap = budget_case(seed, n, frac)
     # a start that recomputes more than needed: the optimum of a tighter budget (the runtime
     # heuristics rarely fit these small graphs)
     lo = min_feasible_budget(g).bytes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import time
 
-from formulation_graphs import brute_force, random_graph
+from formulation_graphs import brute_force, budget_case, random_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +15,6 @@ from formulations.checkpoints import lp_then_mip
 from formulations.problem import extract
 from formulations.relaxed_plan import memory_profile, overflow_checkpoints, relaxed_sequence
 from formulations.schedule import Lifetimes, lifetimes, place
-from planner.analysis import baseline_peak, min_feasible_budget
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
@@ -44,11 +43,7 @@ def test_any_runs_give_a_runnable_sequence_with_first_runs_in_order(seed, n):
 @given(seed=st.integers(0, 10_000), n=st.integers(3, 5), frac=st.floats(0.0, 0.7))
 def test_a_relaxed_plan_that_fits_is_the_optimum(seed, n, frac):
     # n <= 5: the brute force takes minutes on some 6-op graphs
-    g = random_graph(seed, n)
-    peak, lo = baseline_peak(g), min_feasible_budget(g).bytes
-    budget = int(lo + frac * (peak - lo))
-    p = extract(g)
-    cap = p.capacity(budget)
+    g, budget, p, cap = budget_case(seed, n, frac)
     cps = [t for _, t in tight_ops(p, cap)]
     if not cps:
         return
@@ -87,10 +82,7 @@ def test_overflows_name_the_next_first_run_outside_the_checkpoints():
 def test_fitting_moves_ops_run_again_without_raising_the_cost_or_the_overflow(seed, n, frac):
     from formulations.relaxed_plan import fit_sequence
 
-    g = random_graph(seed, n)
-    p = extract(g)
-    peak, lo = baseline_peak(g), min_feasible_budget(g).bytes
-    cap = p.capacity(int(lo + frac * (peak - lo)))
+    _g, _budget, p, cap = budget_case(seed, n, frac)
     rnd = random.Random(seed)
     cps = sorted(rnd.sample(range(p.n), rnd.randint(1, max(1, p.n // 3))))
     limit = p.limit or (p.n,) * p.n
