@@ -19,6 +19,7 @@ first runs 132 to 138 and 207 to 216.
 from __future__ import annotations
 
 import bisect
+import time
 
 import numpy as np
 
@@ -114,8 +115,6 @@ def fit_sequence(p: RematProblem, seq: list[int], checkpoints: list[int], capaci
     inputs in the interval. Measured on resnet50 at 0.5: the 10 default checkpoints'
     solution costs the optimum 9.41% and, run lazily, overflows by 0.9% where a recomputed
     convolution keeps the 2048-channel relu before it live; moved, it fits."""
-    import time
-
     from .schedule import lifetimes
 
     cps = set(checkpoints)

@@ -209,5 +209,3 @@ def test_shared_recomputations_split_the_demand_points_of_one_recomputation():
     free = SimpleNamespace(**{**vars(p), "cost": (1.0, 0.0) + (1.0,) * 8})
     assert shared_recomputations(free, cps, [[1], []]) == []
     assert shared_recomputations(p, [2, 4], [[1], []]) == []
-    # `top`: the highest scores over all intervals (3 scores 1 + 2 for ops 0 and 1, 5 scores 1)
-    assert shared_recomputations(p, cps, [[0, 1], []], top=1) == [3]
