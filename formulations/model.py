@@ -170,10 +170,12 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
     # to its limit, both <= need_until) and no S[t+1,.] of k's outputs exists, so setting
     # R[t,k] = 0 keeps every dependency and keep row satisfied, lowers memory and cost.
     for t in range(n + 1):
+        check()
         for k in range(min(t, n)):
             if k in rec and t <= lim[k] and t <= useful_until[k] and (stages is None or t in stages[k]):
                 m.R[t, k] = m.var(f"R_{t}_{k}", 0, 1, p.cost[k])
     for v, val in enumerate(V):
+        check()
         for t in range(val.producer + 1, min(need_until[v], n) + 1):
             m.S[t, v] = m.var(f"S_{t}_{v}", 0, 1)
 
@@ -193,6 +195,7 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
     req = set(p.required)
     # ----- keep: S[t+1,v] <= S[t,v] + R[t,p_v] (and required values present at the end) -----
     for v, val in enumerate(V):
+        check()
         pv = val.producer
         for t in range(pv + 1, n + 1):
             kind, col = s_term(t + 1, v)
@@ -230,8 +233,8 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
             elif bk == "zero":
                 m.ub[wc] = 0.0
     # ----- dependencies: R[t,c] <= R[t,p_v] + S[t,v] -----
-    check()
     for c in range(n):
+        check()
         for t in range(c, n + 1):
             ck, cc = r_term(t, c)
             if ck == "zero":
