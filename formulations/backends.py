@@ -98,7 +98,7 @@ def _new_highs(verbose: bool):
 
 def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
                 cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
-                options: dict | None = None, progress=None) -> MipOutcome:
+                options: dict | None = None, progress=None, target: float | None = None) -> MipOutcome:
     """``_solve_highs`` within a hard wall clock (``progress``: a ``planner.progress.Progress``
     that gets the best objective and bound every few seconds; a forked child logs them
     itself): large models run in a forked child that
@@ -110,7 +110,7 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
 
     tl = float(time_limit if time_limit is not None else params.time_limit)
     kw = {"relax": relax, "time_limit": tl, "cutoff": cutoff, "lp_method": lp_method, "start": start,
-          "options": options, "progress": progress}
+          "options": options, "progress": progress, "target": target}
     if m.ncols < WATCHDOG_MIN_COLUMNS or not hasattr(os, "fork"):
         return _solve_highs(m, params, **kw)
     t0 = time.perf_counter()
@@ -249,11 +249,12 @@ def run_confirmed(h, time_limit: float):
 
 def _solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
                  cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
-                 options: dict | None = None, on_solution=None, on_bound=None, progress=None) -> MipOutcome:
+                 options: dict | None = None, on_solution=None, on_bound=None, progress=None,
+                 target: float | None = None) -> MipOutcome:
     """``_solve_highs_once``, its infeasible/error verdicts confirmed without presolve."""
     tl = float(time_limit if time_limit is not None else params.time_limit)
     kw = {"relax": relax, "cutoff": cutoff, "lp_method": lp_method, "start": start,
-          "on_solution": on_solution, "on_bound": on_bound, "progress": progress}
+          "on_solution": on_solution, "on_bound": on_bound, "progress": progress, "target": target}
     first = _solve_highs_once(m, params, time_limit=tl, options=options, **kw)
     if (options or {}).get("presolve") == "off":
         return first
@@ -263,9 +264,13 @@ def _solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit:
 
 def _solve_highs_once(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
                       cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
-                      options: dict | None = None, on_solution=None, on_bound=None, progress=None) -> MipOutcome:
+                      options: dict | None = None, on_solution=None, on_bound=None, progress=None,
+                      target: float | None = None) -> MipOutcome:
     """Solve with highspy. ``cutoff``: objective value (offset included) that no wanted
     solution reaches or exceeds; the MILP then prunes on it (exact cost-fixing incumbents).
+    ``target``: the search stops (status ``feasible``) at the first solution at or below it:
+    a bound known from elsewhere, which that solution meets, so the rest of the search could
+    only prove what is known.
     ``start``: a (partial) MIP start, column -> value; HiGHS completes a partial one by a
     sub-MIP and ignores it when it is infeasible. ``options``: extra HiGHS options (measured
     ones, see bench/bench_exact.py)."""
@@ -313,14 +318,22 @@ def _solve_highs_once(m: Model, params: SolveParams, relax: bool = False, time_l
             vals = np.fromiter(start.values(), dtype=np.float64, count=len(start))
             st = h.setSolution(len(cols), cols, vals)
             log.debug("highs: MIP start of %d columns (%s)", len(cols), st)
-        if on_solution is not None and not relax:
-            h.cbMipImprovingSolution.subscribe(
-                lambda e: on_solution(np.asarray(e.data_out.mip_solution, dtype=np.float64).copy(),
-                                      float(e.data_out.objective_function_value) / f + m.offset))
-        if (on_bound is not None or (progress is not None and progress.enabled)) and not relax:
+        reached = [False]  # a solution at or below ``target`` was found
+        if (on_solution is not None or target is not None) and not relax:
+            def solution_cb(e) -> None:
+                obj = float(e.data_out.objective_function_value) / f + m.offset
+                if target is not None and obj <= target:
+                    reached[0] = True
+                if on_solution is not None:
+                    on_solution(np.asarray(e.data_out.mip_solution, dtype=np.float64).copy(), obj)
+            h.cbMipImprovingSolution.subscribe(solution_cb)
+        if (on_bound is not None or target is not None or (progress is not None and progress.enabled)) and not relax:
             last = [0.0]
 
             def interrupt_cb(e) -> None:
+                if reached[0]:
+                    e.data_in.user_interrupt = True
+                    return
                 now = time.perf_counter()
                 if now - last[0] <= 1.0:
                     return

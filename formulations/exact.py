@@ -55,11 +55,13 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    MILP. unet at 0.9 and 0.7 are proven that way in under a second. Above
    ``LARGE_RS_COLUMNS``, ``_refine`` then tightens the relaxation until its plan fits: the
    candidate checkpoint (where the plan overflows, where one recomputation serves several first
-   runs, where the incumbent pays more) whose LP is highest joins, the MIP is solved again with
-   the earlier sets as coarse levels, and the guided MILP runs on the new windows from the
-   incumbent. Measured on unet at 0.4 (600 s): 132 is chosen (the only candidate that lifts the
-   LP), the bound rises to the optimum 15.53%, and the guided MILP reaches it: proven optimal
-   in 160 s (472 s before the early guided MILP was capped; never before this loop).
+   runs, where the incumbent pays more) whose LP, with the earlier sets as coarse levels, is
+   highest joins; the MIP is solved again on the new set alone (the coarse rows lift the LP but
+   halve the MIP's speed), and the guided MILP runs on the new windows from the incumbent and
+   stops at the first plan that meets the bound. Measured on unet at 0.4 (300 s): 132 is chosen
+   (the only candidate that lifts the LP), the bound rises to the optimum 15.53%, and the guided
+   MILP reaches it in 16 s: proven optimal in 146 s (160-166 s before; 472 s before the early
+   guided MILP was capped; never before this loop).
 
 No cap on recomputations is imposed: an op may run once per stage.
 
@@ -157,10 +159,12 @@ REFINE_MIN_S = 10.0
 # plans need, and the time goes better to _refine. Measured: unet at 0.4 (overflow 23%), 600 s:
 # the guided MILP ran 295 s for 16.85%; _refine then proved 15.53% in 110 s. resnet50 at 0.5
 # (overflow 0.9%): the guided MILP proves the optimum 9.41% in 227 s, so it keeps its share.
-EARLY_GUIDED_MAX_S = 30.0
+# 15 s, not 30: where the capped run proves (unet at 0.5 and 0.6, overflow 8.6% and 7.5%) it
+# takes 7-9 s; at 0.4 it spent 23.5-30 s on a 17.14% plan that the heuristics beat (16.93%).
+EARLY_GUIDED_MAX_S = 15.0
 EARLY_GUIDED_OVERFLOW = 0.02
-REFINE_RELAXATION_SHARE = 0.5  # of the time left, for each round's relaxation MIP
-REFINE_GUIDED_SHARE = 0.25  # of the time left, for the guided MILP when a round's plan does not fit
+REFINE_RELAXATION_SHARE = 0.6  # of the time left, for each round's relaxation MIP
+REFINE_GUIDED_SHARE = 0.6  # of the time left, for the guided MILP when a round's plan does not fit
 RELAXED_PLACE_SHARE = 0.5  # of the time left, for placing the relaxation's plan when it fits
 RELAXED = "checkpoint relaxation's plan"
 FIT_SHARE, FIT_MAX_S = 0.1, 20.0  # relaxed_plan.fit_sequence: share of the time left, cap (s)
@@ -453,7 +457,7 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
     if inc_cost is not None and inc_cost <= bound * (1 + 1e-9):
         return _meets_bound(inc, inc_cost, stats)
     if windows and "guided" not in stats:
-        got = _guided(g, p, budget, cap, rec, windows, inc_cost, params, deadline, stats)
+        got = _guided(g, p, budget, cap, rec, windows, inc_cost, params, deadline, stats, bound=bound)
         if got is not None:
             inc, inc_cost = got, got.objective
             stats["incumbent"] = GUIDED
@@ -605,7 +609,7 @@ def _early(g: Graph, p, budget: int, cap: int, kb: float, best: Result | None, p
         far = lt is not None and lt.peak_units > cap * (1 + EARLY_GUIDED_OVERFLOW)
         got = _guided(g, p, budget, cap, _cost_fixed(p, inc_cost), windows, inc_cost, params,
                       min(deadline, time.perf_counter() + EARLY_GUIDED_MAX_S / GUIDED_SHARE) if far else deadline,
-                      stats)
+                      stats, bound=bound)
     if got is None:
         return relaxed, False, RELAXED
     prog.figures(GUIDED, got.objective, bound, force=True)
@@ -614,7 +618,7 @@ def _early(g: Graph, p, budget: int, cap: int, kb: float, best: Result | None, p
 
 def _guided(g: Graph, p, budget: int, cap: int, rec: set[int], windows: dict[int, set[int]],
             inc_cost: float | None, params: SolveParams, deadline: float, stats: dict,
-            start: Result | None = None, share: float = 0.0) -> Result | None:
+            start: Result | None = None, share: float = 0.0, bound: float | None = None) -> Result | None:
     """A plan from Checkmate's MILP *restricted* to where the checkpoint relaxation's solution
     recomputes (``windows``: op -> stages, the intervals in which it runs again), within
     ``GUIDED_SHARE`` of the time left, below the incumbent's cost; placed by the DSA and
@@ -627,7 +631,8 @@ def _guided(g: Graph, p, budget: int, cap: int, rec: set[int], windows: dict[int
     gets as a MIP start, so the search improves on it instead of looking for a first solution
     below the cutoff (unet at 0.4, 300 s: the windows of a 15-checkpoint relaxation found
     nothing below 16.93% alone; with the 16.40% plan's stages and start, 16.09%). ``share``:
-    of the time left (default ``GUIDED_SHARE``)."""
+    of the time left (default ``GUIDED_SHARE``). ``bound``: the best bound known; a solution
+    that meets it ends the search (its own proof could only repeat that bound)."""
     from .model import ModelTooLarge
     from .validator_bridge import validated
 
@@ -662,7 +667,7 @@ def _guided(g: Graph, p, budget: int, cap: int, rec: set[int], windows: dict[int
         info["start"] = True
         cutoff = inc_cost * (1 + 1e-7)  # the start itself must pass the cutoff; not returned unless cheaper
     out = solve_highs(m, params, time_limit=max(0.1, stop - time.perf_counter()), cutoff=cutoff, options=opts,
-                      start=mip_start)
+                      start=mip_start, target=None if bound is None else bound * (1 + 1e-9))
     info["status"] = out.status
     info["seconds"] = round(time.perf_counter() - t0, 3)
     log.info("exact: guided MILP (%d ops, %d columns): %s %s in %.1fs", len(win), m.ncols, out.status,
@@ -701,8 +706,10 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
     Measured on unet at 0.4 (``--time-limit 600``): the 10 default checkpoints' solution
     (15.12%) overflows by 23% around first runs 132 to 138 and 207 to 216 (fitted); of 9
     candidates only 132 lifts the LP (14.46% to 14.66%); the 11-checkpoint MIP, cutoff at the
-    16.93% incumbent, is 15.53% in about 40 s; its plan still overflows (11.5%), and the guided
-    MILP started from the incumbent reaches 15.53% in 18-20 s: proven at 160 s. By hand, other
+    16.93% incumbent, is 15.53% in 24-28 s (47-60 s with the 10 as a coarse level); its plan
+    still overflows (8.6-11.5%), and the guided MILP started from the incumbent reaches 15.53%
+    in 16-20 s (it stops there: ``bound``), or, on another optimal solution's windows, takes
+    47-55 s and its plan does not place. By hand, other
     optimal solutions of the same MIP give a plan that fits once fitted (DSA 22.5 s), and with
     216 added (its overflow) a 12-checkpoint one fits as read off (DSA 54 s)."""
     from .checkpoints import lp_then_mip, recompute_windows, separating_checkpoints, shared_recomputations
@@ -739,7 +746,7 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
         elif fresh:
             windows = recompute_windows(cps, p.n, runs)
             if adopt(_guided(g, p, budget, cap, _cost_fixed(p, cost(inc)), windows, cost(inc), params,
-                             deadline, stats, start=inc, share=REFINE_GUIDED_SHARE), GUIDED):
+                             deadline, stats, start=inc, share=REFINE_GUIDED_SHARE, bound=bound), GUIDED):
                 break
         cands = ((overflow_checkpoints(lt, cps, cap) if lt is not None else [])
                  + shared_recomputations(p, cps, runs, limit=1))
@@ -751,16 +758,19 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
             stats["refine"] = "nothing separates"
             break
         coarse = [base] if cps == base else [base, cps]
-        new = _lifting(p, cap, cps, cands, coarse, params, deadline, stats)
+        new, lift_lp = _lifting(p, cap, cps, cands, coarse, params, deadline, stats)
         log.info("exact: refine: checkpoint %s of candidates %s added to %s", new, cands, cps)
         cps = sorted(set(cps) | set(new))
         # the relaxation's MIP gets a share of the time left: placing its plan, or the guided
-        # MILP, needs the rest (the bound of an unfinished MIP counts)
+        # MILP, needs the rest (the bound of an unfinished MIP counts). Without the coarse
+        # levels: they lift the LP (which chose the checkpoint, and whose value counts) but
+        # slow the MIP down (unet at 0.4, 16.93% cutoff: 11 checkpoints 24-28 s alone against
+        # 47-60 s with the 10 as a coarse level, seeds 0-3; 12 checkpoints 43 s against 77 s)
         stop = time.perf_counter() + REFINE_RELAXATION_SHARE * (deadline - time.perf_counter())
         out = lp_then_mip(p, cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
                           threads=params.threads, seed=params.seed,
-                          cutoff=inc.objective - total if inc is not None else None, coarse=coarse)
-        lp = out["lp"][0]
+                          cutoff=inc.objective - total if inc is not None else None)
+        lp = max(out["lp"][0], lift_lp)
         mip, mip_status = out.get("mip", (None, None))
         rounds.append((len(cps), lp, mip, mip_status))
         val = max(lp, mip if mip is not None else 0.0)
@@ -824,9 +834,10 @@ def _relaxed_plan(g: Graph, p, budget: int, cap: int, cps: list[int], runs: list
 
 
 def _lifting(p, cap: int, cps: list[int], cands: list[int], coarse: list[list[int]], params: SolveParams,
-             deadline: float, stats: dict) -> list[int]:
+             deadline: float, stats: dict) -> tuple[list[int], float]:
     """Of ``cands``, the checkpoint whose LP (``cps`` and it, with ``coarse``) is highest, when
     above the LP without it; the first candidate when none lifts it (the MIP may still rise).
+    Returns ([that checkpoint], the highest LP: a bound).
     At most ``LIFT_MAX`` candidates, within ``LIFT_SHARE`` of the time left. Why: on unet at
     0.4 only one of the nine candidates (132) lifts the LP, and it alone lifts the MIP from 15.12% to
     the optimum 15.53% (47 s); the candidate that scores highest by shared cost (207) leaves the
@@ -849,7 +860,7 @@ def _lifting(p, cap: int, cps: list[int], cands: list[int], coarse: list[list[in
         if lp > best_lp + tol:
             best, best_lp = c, lp
     stats.setdefault("lifting", []).append({"base_lp": base, "candidates": tried, "chosen": best})
-    return [best if best is not None else cands[0]]
+    return [best if best is not None else cands[0]], best_lp
 
 
 def _closure(p, cap: int, params: SolveParams, deadline: float, stats: dict) -> tuple[float, int | None]:

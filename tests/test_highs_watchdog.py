@@ -112,3 +112,28 @@ def test_watchdog_works_inside_a_daemonic_worker():
     status, obj = q.get(timeout=60)
     p.join(10)
     assert status == "optimal" and obj == pytest.approx(84.0)
+
+
+def _uneven_knapsack(n: int = 40, seed: int = 0) -> Model:
+    """A knapsack whose first solutions are not optimal (HiGHS improves on them)."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(20, 60, n)
+    v = w + rng.integers(-5, 6, n)
+    m = Model()
+    cols = [m.var(f"x{k}", 0, 1, -float(v[k])) for k in range(n)]
+    m.row([(c, float(w[k])) for k, c in enumerate(cols)], -float("inf"), float(w.sum() // 2) + 0.5)
+    return m
+
+
+@pytest.mark.parametrize("forked", [False, True])
+def test_a_target_ends_the_search_at_the_first_solution_that_meets_it(monkeypatch, forked):
+    m = _uneven_knapsack()
+    full = backends.solve_highs(m, SolveParams(time_limit=30))
+    assert full.status == "optimal"
+    target = full.objective + 5.0  # met before the optimum is found (the search improves past it)
+    if forked:
+        monkeypatch.setattr(backends, "WATCHDOG_MIN_COLUMNS", 0)
+    stop = backends.solve_highs(m, SolveParams(time_limit=30), target=target)
+    assert stop.status == "feasible"
+    assert full.objective <= stop.objective <= target
+    assert stop.objective > full.objective  # stopped early, not the optimum found anyway
