@@ -60,8 +60,9 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    halve the MIP's speed), and the guided MILP runs on the new windows from the incumbent and
    stops at the first plan that meets the bound. Measured on unet at 0.4 (300 s): 132 is chosen
    (the only candidate that lifts the LP), the bound rises to the optimum 15.53%, and the guided
-   MILP reaches it in 16 s: proven optimal in 146 s (160-166 s before; 472 s before the early
-   guided MILP was capped; never before this loop).
+   MILP reaches it in 16 s: proven optimal in 126 s (160-166 s before; 472 s before the early
+   guided MILP was capped; never before this loop). Not yet at 120 s: the MIP, started at 63 s
+   after the early phase and the heuristics, does not finish in its share.
 
 No cap on recomputations is imposed: an op may run once per stage.
 
