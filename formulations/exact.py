@@ -697,10 +697,10 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
     (2) otherwise new checkpoints where that plan overflows, where one recomputation serves
     several first runs (``checkpoints.shared_recomputations``) and where the incumbent pays
     more than the solution (``checkpoints.separating_checkpoints``), of which the one that
-    lifts the LP most joins (``_lifting``); (3) the relaxation's MIP again, with the first and
-    the last sets as coarse levels, the incumbent as cutoff (its bound counts, the MIP's dual
-    bound too when it stops early); (4) when its plan does not fit, the guided MILP on its
-    windows, started from the incumbent. Stops when proven, when nothing separates, or below
+    lifts the LP most joins (``_lifting``); (3) the relaxation's MIP again on the new set, the
+    incumbent as cutoff (its bound counts, the MIP's dual bound too when it stops early): (2)
+    and (3) are ``_tighten``; (4) when its plan does not fit, the guided MILP on its windows,
+    started from the incumbent. Stops when proven, when nothing separates, or below
     ``REFINE_MIN_S`` left. ``inc`` may be None (no plan yet: no cutoff, nothing to separate
     against); ``first_lt``: the lifetimes of ``solution``'s plan, when the early phase tried
     it. Returns (best plan or None, bound).
@@ -713,13 +713,11 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
     47-55 s and its plan does not place. By hand, other
     optimal solutions of the same MIP give a plan that fits once fitted (DSA 22.5 s), and with
     216 added (its overflow) a 12-checkpoint one fits as read off (DSA 54 s)."""
-    from .checkpoints import lp_then_mip, recompute_windows, separating_checkpoints, shared_recomputations
-    from .relaxed_plan import overflow_checkpoints
+    from .checkpoints import recompute_windows
 
     total = float(sum(p.cost))
     cps, runs = solution
     base = cps
-    rounds = stats.setdefault("checkpoint_rounds", [])
     fresh = False  # the early phase ran the guided MILP on the first solution already
 
     def cost(r):
@@ -736,7 +734,19 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
         prog.figures(label, inc.objective, bound, force=True)
         return inc.objective <= bound * (1 + 1e-9)
 
+    def guided(cps: list[int], runs: list[list[int]]) -> bool:
+        """The guided MILP on the windows of ``runs``, from the incumbent; True when proven."""
+        return adopt(_guided(g, p, budget, cap, _cost_fixed(p, cost(inc)), recompute_windows(cps, p.n, runs),
+                             cost(inc), params, deadline, stats, start=inc, share=REFINE_GUIDED_SHARE, bound=bound),
+                     GUIDED)
+
     while deadline - time.perf_counter() > REFINE_MIN_S and (inc is None or inc.objective > bound * (1 + 1e-9)):
+        # with an incumbent to start from, the guided MILP goes first: placing the relaxation's
+        # plan can take minutes where its peak meets the capacity (unet at 0.4, 11 checkpoints:
+        # a DSA timeout after 89.6 s, where the guided MILP then reached the optimum in 17.7 s)
+        first_guided = fresh and inc is not None
+        if first_guided and guided(cps, runs):
+            break
         if not fresh and first_lt is not None:
             got, lt = None, first_lt  # tried by the early phase
         else:
@@ -744,48 +754,66 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
         if got is not None:
             if adopt(got, RELAXED):
                 break
-        elif fresh:
-            windows = recompute_windows(cps, p.n, runs)
-            if adopt(_guided(g, p, budget, cap, _cost_fixed(p, cost(inc)), windows, cost(inc), params,
-                             deadline, stats, start=inc, share=REFINE_GUIDED_SHARE, bound=bound), GUIDED):
-                break
-        cands = ((overflow_checkpoints(lt, cps, cap) if lt is not None else [])
-                 + shared_recomputations(p, cps, runs, limit=1))
-        if inc is not None:
-            seq = [st.ref for st in inc.plan.steps if st.kind == "compute"]
-            cands += separating_checkpoints(cps, runs, p.cost, seq)
-        cands = list(dict.fromkeys(k for k in cands if k not in cps))
-        if not cands:
-            stats["refine"] = "nothing separates"
+        elif fresh and not first_guided and guided(cps, runs):
             break
-        coarse = [base] if cps == base else [base, cps]
-        new, lift_lp = _lifting(p, cap, cps, cands, coarse, params, deadline, stats)
-        log.info("exact: refine: checkpoint %s of candidates %s added to %s", new, cands, cps)
-        cps = sorted(set(cps) | set(new))
-        # the relaxation's MIP gets a share of the time left: placing its plan, or the guided
-        # MILP, needs the rest (the bound of an unfinished MIP counts). Without the coarse
-        # levels: they lift the LP (which chose the checkpoint, and whose value counts) but
-        # slow the MIP down (unet at 0.4, 16.93% cutoff: 11 checkpoints 24-28 s alone against
-        # 47-60 s with the 10 as a coarse level, seeds 0-3; 12 checkpoints 43 s against 77 s)
-        stop = time.perf_counter() + REFINE_RELAXATION_SHARE * (deadline - time.perf_counter())
-        out = lp_then_mip(p, cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
-                          threads=params.threads, seed=params.seed,
-                          cutoff=inc.objective - total if inc is not None else None)
-        lp = max(out["lp"][0], lift_lp)
-        mip, mip_status = out.get("mip", (None, None))
-        rounds.append((len(cps), lp, mip, mip_status))
-        val = max(lp, mip if mip is not None else 0.0)
+        cps, new_runs, val = _tighten(p, cap, cps, base, runs, lt, inc, params, deadline, stats)
+        if val is None:
+            break
         if val == float("inf"):  # a validated plan outranks the relaxation
             log.error("refined checkpoint relaxation claims no plan fits but one exists; stopped")
             break
         bound = max(bound, total + val)
-        stats["checkpoint_best"] = max(stats.get("checkpoint_best", 0.0), val)
         prog.figures(f"refined checkpoints ({len(cps)})", cost(inc), bound, force=True)
-        if out.get("runs") is None or (inc is not None and inc.objective <= bound * (1 + 1e-9)):
+        if new_runs is None or (inc is not None and inc.objective <= bound * (1 + 1e-9)):
             break
-        runs = out["runs"]
+        runs = new_runs
         fresh = True
     return inc, bound
+
+
+def _tighten(p, cap: int, cps: list[int], base: list[int], runs: list[list[int]], lt, inc: Result | None,
+             params: SolveParams, deadline: float, stats: dict) -> tuple[list[int], list[list[int]] | None,
+                                                                         float | None]:
+    """One round of ``_refine``'s tightening: the candidate checkpoints (where the plan read off
+    ``runs`` overflows, its lifetimes ``lt``; where one recomputation serves several first runs;
+    where ``inc`` pays more than the solution), of which the one that lifts the LP most joins
+    (``_lifting``, with ``base`` and ``cps`` as coarse levels), then the relaxation's MIP on the
+    new set, with ``inc`` as cutoff, within ``REFINE_RELAXATION_SHARE`` of the time left.
+    Returns (the new checkpoints, the MIP's solution or None, the bound above every op once:
+    None when no candidate is left, inf when the relaxation says nothing fits)."""
+    from .checkpoints import lp_then_mip, separating_checkpoints, shared_recomputations
+    from .relaxed_plan import overflow_checkpoints
+
+    total = float(sum(p.cost))
+    cands = ((overflow_checkpoints(lt, cps, cap) if lt is not None else [])
+             + shared_recomputations(p, cps, runs, limit=1))
+    if inc is not None:
+        seq = [st.ref for st in inc.plan.steps if st.kind == "compute"]
+        cands += separating_checkpoints(cps, runs, p.cost, seq)
+    cands = list(dict.fromkeys(k for k in cands if k not in cps))
+    if not cands:
+        stats["refine"] = "nothing separates"
+        return cps, None, None
+    coarse = [base] if cps == base else [base, cps]
+    new, lift_lp = _lifting(p, cap, cps, cands, coarse, params, deadline, stats)
+    log.info("exact: refine: checkpoint %s of candidates %s added to %s", new, cands, cps)
+    cps = sorted(set(cps) | set(new))
+    # the relaxation's MIP gets a share of the time left: placing its plan, or the guided
+    # MILP, needs the rest (the bound of an unfinished MIP counts). Without the coarse
+    # levels: they lift the LP (which chose the checkpoint, and whose value counts) but
+    # slow the MIP down (unet at 0.4, 16.93% cutoff: 11 checkpoints 24-28 s alone against
+    # 47-60 s with the 10 as a coarse level, seeds 0-3; 12 checkpoints 43 s against 77 s)
+    stop = time.perf_counter() + REFINE_RELAXATION_SHARE * (deadline - time.perf_counter())
+    out = lp_then_mip(p, cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
+                      threads=params.threads, seed=params.seed,
+                      cutoff=inc.objective - total if inc is not None else None)
+    lp = max(out["lp"][0], lift_lp)
+    mip, mip_status = out.get("mip", (None, None))
+    stats.setdefault("checkpoint_rounds", []).append((len(cps), lp, mip, mip_status))
+    val = max(lp, mip if mip is not None else 0.0)
+    if val != float("inf"):
+        stats["checkpoint_best"] = max(stats.get("checkpoint_best", 0.0), val)
+    return cps, out.get("runs"), val
 
 
 def _relaxed_plan(g: Graph, p, budget: int, cap: int, cps: list[int], runs: list[list[int]], inc: Result | None,
