@@ -742,8 +742,9 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
 
     while deadline - time.perf_counter() > REFINE_MIN_S and (inc is None or inc.objective > bound * (1 + 1e-9)):
         # with an incumbent to start from, the guided MILP goes first: placing the relaxation's
-        # plan can take minutes where its peak meets the capacity (unet at 0.4, 11 checkpoints:
-        # a DSA timeout after 89.6 s, where the guided MILP then reached the optimum in 17.7 s)
+        # plan can take minutes where its peak meets the capacity (unet at 0.4, one of the optimal
+        # 11-checkpoint solutions: a DSA timeout after 89.6 s, where the guided MILP then reached
+        # the optimum in 17.7 s)
         first_guided = fresh and inc is not None
         if first_guided and guided(cps, runs):
             break
