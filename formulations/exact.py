@@ -798,7 +798,7 @@ def _tighten(p, cap: int, cps: list[int], base: list[int], runs: list[list[int]]
     coarse = [base] if cps == base else [base, cps]
     new, lift_lp = _lifting(p, cap, cps, cands, coarse, params, deadline, stats)
     log.info("exact: refine: checkpoint %s of candidates %s added to %s", new, cands, cps)
-    cps = sorted(set(cps) | set(new))
+    cps = sorted(set(cps) | {new})
     # the relaxation's MIP gets a share of the time left: placing its plan, or the guided
     # MILP, needs the rest (the bound of an unfinished MIP counts). Without the coarse
     # levels: they lift the LP (which chose the checkpoint, and whose value counts) but
@@ -864,33 +864,34 @@ def _relaxed_plan(g: Graph, p, budget: int, cap: int, cps: list[int], runs: list
 
 
 def _lifting(p, cap: int, cps: list[int], cands: list[int], coarse: list[list[int]], params: SolveParams,
-             deadline: float, stats: dict) -> tuple[list[int], float]:
+             deadline: float, stats: dict) -> tuple[int, float]:
     """Of ``cands``, the checkpoint whose LP (``cps`` and it, with ``coarse``) is highest, when
     above the LP without it; the first candidate when none lifts it (the MIP may still rise).
-    Returns ([that checkpoint], the highest LP: a bound).
+    Returns (that checkpoint, the highest LP: a bound).
     At most ``LIFT_MAX`` candidates, within ``LIFT_SHARE`` of the time left. Why: on unet at
     0.4 only one of the nine candidates (132) lifts the LP, and it alone lifts the MIP from 15.12% to
-    the optimum 15.53% (47 s); the candidate that scores highest by shared cost (207) leaves the
-    LP and nearly the MIP where they were (15.20%, 78 s)."""
-    from .checkpoints import lp_then_mip
+    the optimum 15.53% (24-28 s); the candidate that scores highest by shared cost (207) leaves the
+    LP and nearly the MIP where they were (15.20%, 78 s, with the 10 as a coarse level)."""
+    from .checkpoints import checkpoint_bound
 
     stop = time.perf_counter() + LIFT_SHARE * max(0.0, deadline - time.perf_counter())
-    inner = [c for c in coarse if c != cps]
-    base = lp_then_mip(p, cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
-                       threads=params.threads, seed=params.seed, cutoff=-1.0, coarse=inner)["lp"][0]
+
+    def lp(checkpoints: list[int], levels: list[list[int]]) -> float:
+        return checkpoint_bound(p, cap, checkpoints, time_limit=max(0.01, stop - time.perf_counter()),
+                                threads=params.threads, seed=params.seed, coarse=levels)[0]
+
+    base = lp(cps, [c for c in coarse if c != cps])
     tol = 1e-9 * max(1.0, float(sum(p.cost)))
     best, best_lp = None, base
     tried = {}
     for c in cands[:LIFT_MAX]:
         if time.perf_counter() >= stop:
             break
-        lp = lp_then_mip(p, cap, sorted(set(cps) | {c}), lp_time=max(0.01, stop - time.perf_counter()),
-                         deadline=stop, threads=params.threads, seed=params.seed, cutoff=-1.0, coarse=coarse)["lp"][0]
-        tried[c] = lp
-        if lp > best_lp + tol:
-            best, best_lp = c, lp
+        tried[c] = lp(sorted(set(cps) | {c}), coarse)
+        if tried[c] > best_lp + tol:
+            best, best_lp = c, tried[c]
     stats.setdefault("lifting", []).append({"base_lp": base, "candidates": tried, "chosen": best})
-    return [best if best is not None else cands[0]], best_lp
+    return (best if best is not None else cands[0]), best_lp
 
 
 def _closure(p, cap: int, params: SolveParams, deadline: float, stats: dict) -> tuple[float, int | None]:

@@ -36,11 +36,7 @@ def relaxed_sequence(p: RematProblem, checkpoints: list[int], runs: list[list[in
     cps = sorted(checkpoints)
     if not cps:
         return list(range(p.n))
-    prod: dict[int, int] = {}
-    for k in range(p.n):
-        for v in p.outs[k]:
-            prod[v] = k
-    reads_from = [{prod[v] for v in p.reads[k] if v in prod} for k in range(p.n)]
+    reads_from = [{p.values[v].producer for v in p.reads[k]} for k in range(p.n)]
     seq = list(range(cps[0] + 1))
     for i, t in enumerate(cps):
         last = i + 1 == len(cps)
@@ -118,10 +114,6 @@ def fit_sequence(p: RematProblem, seq: list[int], checkpoints: list[int], capaci
     from .schedule import lifetimes
 
     cps = set(checkpoints)
-    prod: dict[int, int] = {}
-    for k in range(p.n):
-        for v in p.outs[k]:
-            prod[v] = k
 
     def score(s: list[int]) -> tuple[int, int] | None:
         lt = lifetimes(p, s)
@@ -146,7 +138,7 @@ def fit_sequence(p: RematProblem, seq: list[int], checkpoints: list[int], capaci
                 if k in cps:
                     start = j + 1
                 continue
-            ins = {prod[v] for v in p.reads[k] if v in prod}
+            ins = {p.values[v].producer for v in p.reads[k]}
             cands = {start} | {i + 1 for i in range(start, j) if seq[i] in ins}
             for q in sorted(c for c in cands if c < j):
                 s2 = seq[:q] + [k] + seq[q:j] + seq[j + 1:]

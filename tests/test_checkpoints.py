@@ -49,10 +49,10 @@ def test_checkpoint_bound_never_exceeds_the_brute_force_optimum(seed, n, frac):
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 10_000), n=st.integers(3, 5), frac=st.floats(0.0, 1.0))
 def test_coarse_levels_keep_the_bound_valid_and_at_least_each_level(seed, n, frac):
-    # n <= 5: the brute force takes minutes on some 6-op graphs (measured 138 s for one, and
-    # 414 s for this test's 40 examples once it had to try earlier recomputations too)
     """Rows of coarser checkpoint sets (``coarse``) joined to a finer one: never above the
     brute-force optimum, and at least what each set gives alone (LP and MIP)."""
+    # n <= 5: the brute force takes minutes on some 6-op graphs (measured 138 s for one, and
+    # 414 s for this test's 40 examples once it had to try earlier recomputations too)
     g, budget, p, cap, cps = _case(seed, n, frac)
     rnd = random.Random(seed)
     fine = sorted(set(rnd.sample(range(p.n), rnd.randint(1, p.n))) | set(cps[:2]))
