@@ -37,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# third-party loggers kept at WARNING under -v: numba's compiler logs every bytecode it reads
+# at DEBUG (thousands of lines when the DSA kernel compiles)
+QUIET_LIBRARIES = ("numba", "numba.core")
+
+
 def _show_progress(quiet: bool, verbose: bool) -> None:
     """Progress of long solves (planner.progress) on stderr, one plain line each."""
     from .progress import LOGGER
@@ -58,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                             format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+        for noisy in QUIET_LIBRARIES:  # -v is for the planner's own log, not compiler internals
+            logging.getLogger(noisy).setLevel(logging.WARNING)
         _show_progress(quiet=args.quiet, verbose=args.verbose)
         return int(args.func(args) or 0)
     except UserError as exc:
