@@ -162,9 +162,10 @@ REFINE_MIN_S = 10.0
 # plans need, and the time goes better to _refine. Measured: unet at 0.4 (overflow 23%), 600 s:
 # the guided MILP ran 295 s for 16.85%; _refine then proved 15.53% in 110 s. resnet50 at 0.5
 # (overflow 0.9%): the guided MILP proves the optimum 9.41% in 227 s, so it keeps its share.
-# 15 s, not 30: where the capped run proves (unet at 0.5 and 0.6, overflow 8.6% and 7.5%) it
-# takes 7-9 s; at 0.4 it spent 23.5-30 s on a 17.14% plan that the heuristics beat (16.93%).
-EARLY_GUIDED_MAX_S = 15.0
+# 10 s (was 30, then 15): where the capped run proves (unet at 0.5 and 0.6, overflow 8.6% and
+# 7.5%) it takes 2.7 s and 6.1 s since the model's kept values are constants (7-9 s before); at
+# 0.4 it spends the whole cap on a 17.1-17.9% plan that the heuristics beat (16.93%).
+EARLY_GUIDED_MAX_S = 10.0
 EARLY_GUIDED_OVERFLOW = 0.02
 REFINE_RELAXATION_SHARE = 0.6  # of the time left, for each round's relaxation MIP
 REFINE_GUIDED_SHARE = 0.6  # of the time left, for the guided MILP when a round's plan does not fit
