@@ -60,9 +60,11 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    halve the MIP's speed), and the guided MILP runs on the new windows from the incumbent and
    stops at the first plan that meets the bound. Measured on unet at 0.4 (300 s): 132 is chosen
    (the only candidate that lifts the LP), the bound rises to the optimum 15.53%, and the guided
-   MILP reaches it in 16 s: proven optimal in 126 s (160-166 s before; 472 s before the early
-   guided MILP was capped; never before this loop). Not yet at 120 s: the MIP, started at 63 s
-   after the early phase and the heuristics, does not finish in its share.
+   MILP reaches it in 9-12 s (16 s before the model's kept values became constants): proven
+   optimal in 108 s at 300 s and in 103-108 s at 120 s (126 s and not at 120 s before; 160-166 s
+   before that; 472 s before the early guided MILP was capped; never before this loop). At 60 s
+   the chain does not fit: 10-checkpoint MIP 9 s, early guided MILP 10 s, heuristics 18 s,
+   lifting 4 s, 11-checkpoint MIP 24-30 s, guided MILP 10 s and its placement 1-8 s.
 
 No cap on recomputations is imposed: an op may run once per stage.
 
@@ -719,7 +721,8 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
     candidates only 132 lifts the LP (14.46% to 14.66%); the 11-checkpoint MIP, cutoff at the
     16.93% incumbent, is 15.53% in 24-28 s (47-60 s with the 10 as a coarse level); its plan
     still overflows (8.6-11.5%), and the guided MILP started from the incumbent reaches 15.53%
-    in 16-20 s (it stops there: ``bound``), or, on another optimal solution's windows, takes
+    in 9-12 s (16-20 s before the model's kept values became constants; it stops there:
+    ``bound``), or, on another optimal solution's windows, takes
     47-55 s and its plan does not place. By hand, other
     optimal solutions of the same MIP give a plan that fits once fitted (DSA 22.5 s), and with
     216 added (its overflow) a 12-checkpoint one fits as read off (DSA 54 s)."""
