@@ -163,7 +163,8 @@ REFINE_MIN_S = 10.0
 # the capacity by more than EARLY_GUIDED_OVERFLOW: its windows then miss recomputations the
 # plans need, and the time goes better to _refine. Measured: unet at 0.4 (overflow 23%), 600 s:
 # the guided MILP ran 295 s for 16.85%; _refine then proved 15.53% in 110 s. resnet50 at 0.5
-# (overflow 0.9%): the guided MILP proves the optimum 9.41% in 227 s, so it keeps its share.
+# (overflow 0.9%): the guided MILP proves the optimum 9.41% (227 s at first, 17.8 s since the
+# model's kept values are constants: exact proves it in 28-33 s), so it keeps its share.
 # 10 s (was 30, then 15): where the capped run proves (unet at 0.5 and 0.6, overflow 8.6% and
 # 7.5%) it takes 2.7 s and 6.1 s since the model's kept values are constants (7-9 s before); at
 # 0.4 it spends the whole cap on a 17.1-17.9% plan that the heuristics beat (16.93%).

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # third-party loggers kept at WARNING under -v: numba's compiler logs every bytecode it reads
 # at DEBUG (thousands of lines when the DSA kernel compiles)
-QUIET_LIBRARIES = ("numba", "numba.core")
+QUIET_LIBRARIES = ("numba",)
 
 
 def _show_progress(quiet: bool, verbose: bool) -> None:
