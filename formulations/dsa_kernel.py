@@ -192,6 +192,28 @@ def _candidates(S, I, pool, cu, cm, lo, hi, floor, last, out):
     first, then leftmost start, then the preorder."""
     size, a, e, minoff, total, sky, rank = S[SIZE], S[A], S[E], S[MINOFF], S[TOTAL], S[SKY], S[RANK]
     twins = I[I_TWINS] == 1
+    # stranded buffers (``dsa_search._Search._stranded``): the node fails
+    unpl, nbp, nbi = S[UNPL], S[NBP], S[NBI]
+    for i in range(cm):
+        u = pool[cu + i]
+        mo = minoff[u]
+        if mo < floor or (mo == floor and a[u] <= last):
+            top = mo + size[u]
+            raised = False
+            if nbp.size > 0:
+                for q in range(nbp[u], nbp[u + 1]):
+                    z = nbi[q]
+                    if unpl[z] != 0 and max(floor, minoff[z]) < top:
+                        raised = True
+                        break
+            else:
+                for j in range(cm):
+                    z = pool[cu + j]
+                    if z != u and a[z] < e[u] and e[z] > a[u] and max(floor, minoff[z]) < top:
+                        raised = True
+                        break
+            if not raised:
+                return 0
     i1 = 0
     k1 = BIG
     for i in range(cm):
