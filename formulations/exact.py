@@ -61,7 +61,7 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    stops at the first plan that meets the bound. Measured on unet at 0.4 (300 s): 132 is chosen
    (the only candidate that lifts the LP), the bound rises to the optimum 15.53%, and the guided
    MILP reaches it in 9-12 s (16 s before the model's kept values became constants): proven
-   optimal in 108 s at 300 s and in 103-108 s at 120 s (126 s and not at 120 s before; 160-166 s
+   optimal in 108 s at 300 s and in 103-111 s at 120 s (126 s and not at 120 s before; 160-166 s
    before that; 472 s before the early guided MILP was capped; never before this loop). At 60 s
    the chain does not fit: 10-checkpoint MIP 9 s, early guided MILP 10 s, heuristics 18 s,
    lifting 4 s, 11-checkpoint MIP 24-30 s, guided MILP 10 s and its placement 1-8 s.
