@@ -132,7 +132,7 @@ def _horizons(p: RematProblem, rec: set[int], published: bool,
     return lim, need_until, useful_until
 
 
-def _kept_until(p: RematProblem, rec: set[int]) -> list[int]:
+def _kept_until(p: RematProblem, rec: set[int], published: bool = False) -> list[int]:
     """Per value v, the last stage into which v must be kept in *every* plan of the model
     (S[t, v] = 1 for producer < t <= it; -1: none). Why: an op c reading v runs in stage c
     (its first computation, R[c, c] = 1), so when v's producer p_v cannot be recomputed (not in
@@ -145,6 +145,8 @@ def _kept_until(p: RematProblem, rec: set[int]) -> list[int]:
     built without them."""
     n, V = p.n, p.values
     kept = [-1] * len(V)
+    if published:  # Checkmate's model as published keeps every S column
+        return kept
     for c in range(n):
         for v in p.reads[c]:
             if V[v].producer not in rec:
@@ -173,7 +175,7 @@ def _rs_count(p: RematProblem, rec: set[int], lim, need_until: list[int], useful
 def rs_columns(p: RematProblem, recomputable: set[int] | None = None, published: bool = False) -> int:
     """The R and S columns ``build`` would create (counted without building anything)."""
     rec = set(range(p.n)) if recomputable is None or published else set(recomputable)
-    return _rs_count(p, rec, *_horizons(p, rec, published), [-1] * len(p.values) if published else _kept_until(p, rec))
+    return _rs_count(p, rec, *_horizons(p, rec, published), _kept_until(p, rec, published))
 
 
 def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
@@ -201,7 +203,7 @@ def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,
         return None
     lim, need_until, useful_until = _horizons(p, rec, published, stages)
     m.offset = float(sum(p.cost))
-    kept = _kept_until(p, rec) if not published else [-1] * len(V)
+    kept = _kept_until(p, rec, published)
     rs = _rs_count(p, rec, lim, need_until, useful_until, kept)
     if rs > MAX_RS_COLUMNS:
         raise ModelTooLarge(f"the MILP would have {rs:,} R and S columns ({p.n} ops; at most "
