@@ -159,3 +159,63 @@ def test_guided_with_a_start_only_returns_cheaper_valid_plans(seed, n, frac):
         assert validate(g, got.plan).valid and got.objective < start.objective * (1 - 1e-12)
         cost, _plan = brute_force(g, budget)
         assert cost is not None and got.objective >= cost * (1 - 1e-9)
+
+
+def test_widen_windows_reaches_the_first_reader_after_each_window():
+    from formulations.checkpoints import widen_windows
+
+    g = load_model("unet")
+    from formulations.problem import extract
+
+    p = extract(g)
+    first_reader: dict[int, list[int]] = {}
+    for j in range(p.n):
+        for v in p.reads[j]:
+            first_reader.setdefault(p.values[v].producer, []).append(j)
+    lim = p.limit or (p.n,) * p.n
+    rnd = random.Random(0)
+    windows = {}
+    for k in rnd.sample(range(p.n - 1), 60):
+        lo = rnd.randint(k + 1, p.n)
+        windows[k] = set(range(lo, rnd.randint(lo, p.n) + 1))
+    wide = widen_windows(p, windows)
+    assert wide.keys() == windows.keys()
+    grew = 0
+    for k, w in windows.items():
+        assert w <= wide[k]
+        after = [j for j in first_reader.get(k, ()) if j > max(w)]
+        end = max(max(w), min(min(after), lim[k])) if after else max(w)
+        assert wide[k] == w | set(range(min(w), end + 1))
+        grew += len(wide[k]) > len(w)
+    assert grew  # some window gained stages: the check above is not vacuous
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 5), frac=st.floats(0.0, 1.0))
+def test_the_guided_milp_at_the_bound_finds_only_plans_at_the_bound(seed, n, frac):
+    """``at_bound``: the cutoff is the bound. With every op in every stage and the joint
+    optimum (brute force) as the bound, a plan it returns costs exactly the optimum; with a
+    bound below the optimum it returns nothing."""
+    from formulations.exact import _guided
+
+    g, budget, p, cap = budget_case(seed, n, frac)
+    opt, _plan = brute_force(g, budget)
+    if opt is None or not any(p.cost):
+        return
+    every = {k: set(range(k + 1, p.n + 1)) for k in range(p.n)}
+    rec = set(range(p.n))
+
+    stats_of_last: dict = {}
+
+    def guided(bound):
+        return _guided(g, p, budget, cap, rec, every, None, P, time.perf_counter() + 20, stats_of_last, share=1.0,
+                       bound=bound, at_bound=True)
+
+    got = guided(opt)
+    # every op in every stage holds Checkmate's whole schedule class, hence a schedule at the optimum
+    assert got is not None or stats_of_last["guided"]["status"] != "infeasible"
+    if got is not None:
+        from planner.validator import validate
+
+        assert validate(g, got.plan).valid and math.isclose(got.objective, opt, rel_tol=1e-9)
+    assert guided(opt - 0.5 * min(c for c in p.cost if c > 0)) is None
