@@ -170,6 +170,12 @@ REFINE_MIN_S = 10.0
 # 0.4 it spends the whole cap on a 17.1-17.9% plan that the heuristics beat (16.93%).
 EARLY_GUIDED_MAX_S = 10.0
 EARLY_GUIDED_OVERFLOW = 0.02
+# There, with at least this many seconds left, one round of _refine runs instead (before the
+# slow incumbent sources): its guided MILP seeks plans at the bound and needs no incumbent.
+# Measured on unet at 0.4: at 120 s the round takes 56 s (lifting and the 11-checkpoint MIP
+# 33.6 s, the guided MILP 22.4 s) and proves 15.53% at 65 s (104 s before); at 60 s (52 s left)
+# its guided MILP timed out and the answer was 22.33% instead of the heuristics' 16.93%.
+EARLY_REFINE_MIN_S = 80.0
 REFINE_RELAXATION_SHARE = 0.6  # of the time left, for each round's relaxation MIP
 REFINE_GUIDED_SHARE = 0.6  # of the time left, for the guided MILP when a round's plan does not fit
 RELAXED_PLACE_SHARE = 0.5  # of the time left, for placing the relaxation's plan when it fits
@@ -477,7 +483,7 @@ def solve_exact(g: Graph, budget: int, params: SolveParams) -> Result:
         # refining the relaxation until its own plan fits (the only plan source left when
         # every other one failed: unet at 0.3)
         inc, bound = _refine(g, p, budget, cap, inc, bound, pre["solution"], params, deadline, stats, prog,
-                             pre.get("relaxed_lt"))
+                             pre.get("relaxed_lt"), fresh=pre.get("fresh", False))
         inc_cost = inc.objective if inc is not None else None
         if inc_cost is not None and inc_cost <= bound * (1 + 1e-9):
             return _meets_bound(inc, inc_cost, stats)
@@ -612,8 +618,22 @@ def _early(g: Graph, p, budget: int, cap: int, kb: float, best: Result | None, p
                 return relaxed, True, RELAXED
             inc_cost = relaxed.objective
     got = None
+    far = lt is not None and lt.peak_units > cap * (1 + EARLY_GUIDED_OVERFLOW)
+    if (far and pre.get("solution") is not None and deadline - time.perf_counter() >= EARLY_REFINE_MIN_S
+            and rs_columns(p, _cost_fixed(p, inc_cost)) > LARGE_RS_COLUMNS):
+        # the relaxation's windows miss recomputations the plans need, and the MILP is too
+        # large to prove anything: one round of _refine now, whose guided MILP needs no
+        # incumbent (it seeks plans at the bound), before the slow incumbent sources
+        start = best if relaxed is None or (best is not None and best.objective <= relaxed.objective) else relaxed
+        r, lifted = _refine(g, p, budget, cap, start, bound, pre["solution"], params, deadline, stats, prog, lt,
+                            rounds=1, state=pre)
+        pre["checkpoint"] = max(ck, lifted - total)
+        label = stats.pop("incumbent", RELAXED)  # _incumbent names the source
+        stats.pop("incumbent_costs", None)
+        if r is not None and r is not start:
+            return r, r.objective <= lifted * (1 + 1e-9), label
+        return relaxed, False, RELAXED
     if windows:
-        far = lt is not None and lt.peak_units > cap * (1 + EARLY_GUIDED_OVERFLOW)
         got = _guided(g, p, budget, cap, _cost_fixed(p, inc_cost), windows, inc_cost, params,
                       min(deadline, time.perf_counter() + EARLY_GUIDED_MAX_S / GUIDED_SHARE) if far else deadline,
                       stats, bound=bound)
@@ -642,8 +662,10 @@ def _guided(g: Graph, p, budget: int, cap: int, rec: set[int], windows: dict[int
     of the time left (default ``GUIDED_SHARE``). ``bound``: the best bound known; a solution
     that meets it ends the search (its own proof could only repeat that bound). ``at_bound``:
     only a plan that meets ``bound`` is sought (the cutoff is the bound, so HiGHS prunes every
-    node above it; ``start`` then gives its recomputations but no MIP start, which the cutoff
-    would reject), on the windows widened to the first reader after each
+    node above it; ``start`` is then ignored: its MIP start would fail the cutoff, and the
+    recomputations of a poor plan only enlarge the model: unet at 0.4, those of the 40% plan
+    of the fast heuristics: 90 ops instead of 78, not found in 45 s), on the windows widened to
+    the first reader after each
     (``checkpoints.widen_windows``). Measured on unet at 0.4 on the 11-checkpoint windows:
     15.53% in 8.9 s with no incumbent at all, against 20.4 s with the 16.93% incumbent as
     cutoff and 120 s (not found) with the 40% one the fast heuristics give."""
@@ -662,7 +684,7 @@ def _guided(g: Graph, p, budget: int, cap: int, rec: set[int], windows: dict[int
         windows = widen_windows(p, windows)
     win = {k: set(w) for k, w in windows.items() if k in rec}
     seq = [st.ref for st in start.plan.steps if st.kind == "compute"] if start is not None else None
-    if seq is not None:
+    if seq is not None and not at_bound:
         for k, stage in _recompute_stages(seq):
             if k in rec:
                 win.setdefault(k, set()).add(stage)
@@ -720,7 +742,8 @@ def _guided(g: Graph, p, budget: int, cap: int, rec: set[int], windows: dict[int
 
 def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float,
             solution: tuple[list[int], list[list[int]]], params: SolveParams, deadline: float, stats: dict,
-            prog: Progress, first_lt=None) -> tuple[Result | None, float]:
+            prog: Progress, first_lt=None, rounds: int | None = None, state: dict | None = None,
+            fresh: bool = False) -> tuple[Result | None, float]:
     """Rounds that tighten the checkpoint relaxation until its own solution is a plan. Each
     round: (1) the plan read off the relaxation's solution (``formulations.relaxed_plan``);
     when it fits and places it costs the relaxation's optimum, so it is proven optimal;
@@ -733,7 +756,12 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
     started from the incumbent. Stops when proven, when nothing separates, or below
     ``REFINE_MIN_S`` left. ``inc`` may be None (no plan yet: no cutoff, nothing to separate
     against); ``first_lt``: the lifetimes of ``solution``'s plan, when the early phase tried
-    it. Returns (best plan or None, bound).
+    it. ``rounds``: at most that many tightening rounds, each followed by the guided MILP only
+    when the relaxation's MIP was solved to optimality (the windows of an unfinished one's
+    solution do not lead to the optimum: unet at 0.4, 8 and 16 s solutions, nothing in 60 s).
+    ``state`` (a dict) gets the last solution as ``state["solution"]`` and ``state["fresh"]``
+    (its windows not yet through the guided MILP), for a later call (``fresh``). Returns
+    (best plan or None, bound).
     Measured on unet at 0.4 (``--time-limit 600``): the 10 default checkpoints' solution
     (15.12%) overflows by 23% around first runs 132 to 138 and 207 to 216 (fitted); of 9
     candidates only 132 lifts the LP (14.46% to 14.66%); the 11-checkpoint MIP, cutoff at the
@@ -749,7 +777,7 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
     total = float(sum(p.cost))
     cps, runs = solution
     base = cps
-    fresh = False  # the early phase ran the guided MILP on the first solution already
+    done = 0  # tightening rounds
 
     def cost(r):
         return r.objective if r is not None else None
@@ -761,7 +789,7 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
             return False
         inc = r
         stats["incumbent"] = label
-        stats["incumbent_costs"][label] = r.objective
+        stats.setdefault("incumbent_costs", {})[label] = r.objective
         prog.figures(label, inc.objective, bound, force=True)
         return inc.objective <= bound * (1 + 1e-9)
 
@@ -789,7 +817,10 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
                 break
         elif fresh and not first_guided and guided(cps, runs):
             break
+        if rounds is not None and done >= rounds:
+            break
         cps, new_runs, val = _tighten(p, cap, cps, base, runs, lt, inc, params, deadline, stats)
+        done += 1
         if val is None:
             break
         if val == float("inf"):  # a validated plan outranks the relaxation
@@ -801,6 +832,17 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
             break
         runs = new_runs
         fresh = True
+        if state is not None:
+            state.update(solution=(cps, runs), fresh=True, relaxed_lt=None)
+        if rounds is not None and done >= rounds:
+            # the last round's windows: through the guided MILP only when its MIP was optimal
+            if stats["checkpoint_rounds"][-1][3] == "Optimal" and deadline - time.perf_counter() > REFINE_MIN_S:
+                proven = guided(cps, runs)
+                if state is not None:
+                    state["fresh"] = False
+                if proven:
+                    break
+            break
     return inc, bound
 
 
