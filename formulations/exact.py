@@ -65,6 +65,13 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    before that; 472 s before the early guided MILP was capped; never before this loop). At 60 s
    the chain does not fit: 10-checkpoint MIP 9 s, early guided MILP 10 s, heuristics 18 s,
    lifting 4 s, 11-checkpoint MIP 24-30 s, guided MILP 10 s and its placement 1-8 s.
+   Since then ``_refine``'s guided MILP seeks only plans at the bound, on windows widened to
+   the first reader after each (``_guided``'s ``at_bound``), and needs no incumbent; so where
+   the relaxation's plan is far over the capacity (and ``EARLY_REFINE_MIN_S`` are left) one
+   round runs right after the early guided MILP, before the slow incumbent sources: unet at
+   0.4 is proven at 120 s in 65-72 s (the 11-checkpoint MIP with no useful cutoff 32-35 s,
+   the guided MILP 18-22 s). At 60 s the round does not fit (52 s left: its guided MILP timed
+   out, 22.33% instead of 16.93%), so there the order is as before.
 
 No cap on recomputations is imposed: an op may run once per stage.
 
@@ -619,28 +626,31 @@ def _early(g: Graph, p, budget: int, cap: int, kb: float, best: Result | None, p
             inc_cost = relaxed.objective
     got = None
     far = lt is not None and lt.peak_units > cap * (1 + EARLY_GUIDED_OVERFLOW)
+    if windows:
+        got = _guided(g, p, budget, cap, _cost_fixed(p, inc_cost), windows, inc_cost, params,
+                      min(deadline, time.perf_counter() + EARLY_GUIDED_MAX_S / GUIDED_SHARE) if far else deadline,
+                      stats, bound=bound)
+        if got is not None:
+            prog.figures(GUIDED, got.objective, bound, force=True)
+            if got.objective <= bound * (1 + 1e-9):
+                return got, True, GUIDED
+    plans = [(r, label) for r, label in ((got, GUIDED), (relaxed, RELAXED), (best, None)) if r is not None]
+    first, label = min(plans, key=lambda c: c[0].objective) if plans else (None, RELAXED)
     if (far and pre.get("solution") is not None and deadline - time.perf_counter() >= EARLY_REFINE_MIN_S
             and rs_columns(p, _cost_fixed(p, inc_cost)) > LARGE_RS_COLUMNS):
         # the relaxation's windows miss recomputations the plans need, and the MILP is too
         # large to prove anything: one round of _refine now, whose guided MILP needs no
         # incumbent (it seeks plans at the bound), before the slow incumbent sources
-        start = best if relaxed is None or (best is not None and best.objective <= relaxed.objective) else relaxed
-        r, lifted = _refine(g, p, budget, cap, start, bound, pre["solution"], params, deadline, stats, prog, lt,
+        r, lifted = _refine(g, p, budget, cap, first, bound, pre["solution"], params, deadline, stats, prog, lt,
                             rounds=1, state=pre)
         pre["checkpoint"] = max(ck, lifted - total)
-        label = stats.pop("incumbent", RELAXED)  # _incumbent names the source
+        refined = stats.pop("incumbent", None)  # _incumbent names the source
         stats.pop("incumbent_costs", None)
-        if r is not None and r is not start:
-            return r, r.objective <= lifted * (1 + 1e-9), label
-        return relaxed, False, RELAXED
-    if windows:
-        got = _guided(g, p, budget, cap, _cost_fixed(p, inc_cost), windows, inc_cost, params,
-                      min(deadline, time.perf_counter() + EARLY_GUIDED_MAX_S / GUIDED_SHARE) if far else deadline,
-                      stats, bound=bound)
-    if got is None:
-        return relaxed, False, RELAXED
-    prog.figures(GUIDED, got.objective, bound, force=True)
-    return got, got.objective <= bound * (1 + 1e-9), GUIDED
+        if r is not None and r is not first:
+            return r, r.objective <= lifted * (1 + 1e-9), refined
+    if label is None:  # the heuristics' plan is still the best: nothing new to report
+        return None, False, RELAXED
+    return first, False, label
 
 
 def _guided(g: Graph, p, budget: int, cap: int, rec: set[int], windows: dict[int, set[int]],
