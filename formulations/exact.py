@@ -57,8 +57,8 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    candidate checkpoint (where the plan overflows, where one recomputation serves several first
    runs, where the incumbent pays more) whose LP, with the earlier sets as coarse levels, is
    highest joins; the MIP is solved again on the new set alone (the coarse rows lift the LP but
-   halve the MIP's speed), and the guided MILP runs on the new windows from the incumbent and
-   stops at the first plan that meets the bound. Measured on unet at 0.4 (300 s): 132 is chosen
+   halve the MIP's speed), and the guided MILP runs on the new windows (from the incumbent
+   until the change below) and stops at the first plan that meets the bound. Measured on unet at 0.4 (300 s): 132 is chosen
    (the only candidate that lifts the LP), the bound rises to the optimum 15.53%, and the guided
    MILP reaches it in 9-12 s (16 s before the model's kept values became constants): proven
    optimal in 108 s at 300 s and in 103-111 s at 120 s (126 s and not at 120 s before; 160-166 s
@@ -763,7 +763,7 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
     lifts the LP most joins (``_lifting``); (3) the relaxation's MIP again on the new set, the
     incumbent as cutoff (its bound counts, the MIP's dual bound too when it stops early): (2)
     and (3) are ``_tighten``; (4) when its plan does not fit, the guided MILP on its windows,
-    started from the incumbent. Stops when proven, when nothing separates, or below
+    widened, seeking a plan at the bound (``_guided``'s ``at_bound``). Stops when proven, when nothing separates, or below
     ``REFINE_MIN_S`` left. ``inc`` may be None (no plan yet: no cutoff, nothing to separate
     against); ``first_lt``: the lifetimes of ``solution``'s plan, when the early phase tried
     it. ``rounds``: at most that many tightening rounds, each followed by the guided MILP only
@@ -804,9 +804,10 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
         return inc.objective <= bound * (1 + 1e-9)
 
     def guided(cps: list[int], runs: list[list[int]]) -> bool:
-        """The guided MILP on the windows of ``runs``, from the incumbent; True when proven."""
+        """The guided MILP on the (widened) windows of ``runs``, seeking a plan at the bound;
+        True when proven."""
         return adopt(_guided(g, p, budget, cap, _cost_fixed(p, cost(inc)), recompute_windows(cps, p.n, runs),
-                             cost(inc), params, deadline, stats, start=inc, share=REFINE_GUIDED_SHARE, bound=bound,
+                             cost(inc), params, deadline, stats, share=REFINE_GUIDED_SHARE, bound=bound,
                              at_bound=True),
                      GUIDED)
 
@@ -826,8 +827,6 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
             if adopt(got, RELAXED):
                 break
         elif fresh and not first_guided and guided(cps, runs):
-            break
-        if rounds is not None and done >= rounds:
             break
         cps, new_runs, val = _tighten(p, cap, cps, base, runs, lt, inc, params, deadline, stats)
         done += 1
