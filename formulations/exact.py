@@ -69,7 +69,7 @@ Design (chosen by measurement, REFERENCE.md §7 and bench/bench_exact.py):
    the first reader after each (``_guided``'s ``at_bound``), and needs no incumbent; so where
    the relaxation's plan is far over the capacity (and ``EARLY_REFINE_MIN_S`` are left) one
    round runs right after the early guided MILP, before the slow incumbent sources: unet at
-   0.4 is proven at 120 s in 65-72 s (the 11-checkpoint MIP with no useful cutoff 32-35 s,
+   0.4 is proven at 120 s in 65-78 s (the 11-checkpoint MIP with no useful cutoff 32-35 s,
    the guided MILP 18-22 s). At 60 s the round does not fit (52 s left: its guided MILP timed
    out, 22.33% instead of 16.93%), so there the order is as before.
 
