@@ -750,6 +750,25 @@ def _guided(g: Graph, p, budget: int, cap: int, rec: set[int], windows: dict[int
     return res
 
 
+def _guided_to_bound(g: Graph, p, budget: int, cap: int, windows: dict[int, set[int]], inc: Result | None,
+                     params: SolveParams, deadline: float, stats: dict, bound: float) -> Result | None:
+    """The guided MILP seeking a plan at ``bound`` (``_guided``'s ``at_bound``) within
+    ``REFINE_GUIDED_SHARE`` of the time left; when it proves that its windows hold none, the
+    guided MILP again below the incumbent (from it: its recomputations join the windows and it is
+    the MIP start), or for any plan when there is none yet: a plan above the bound still beats
+    no plan (unet at 0.3) or a worse one. ``stats["guided_at_bound"]`` keeps the first run's
+    figures."""
+    inc_cost = inc.objective if inc is not None else None
+    got = _guided(g, p, budget, cap, _cost_fixed(p, inc_cost), windows, inc_cost, params, deadline, stats,
+                  share=REFINE_GUIDED_SHARE, bound=bound, at_bound=True)
+    stats["guided_at_bound"] = stats.get("guided")
+    if (got is None and (stats.get("guided") or {}).get("status") == "infeasible"
+            and deadline - time.perf_counter() > REFINE_MIN_S):
+        got = _guided(g, p, budget, cap, _cost_fixed(p, inc_cost), windows, inc_cost, params, deadline, stats,
+                      start=inc, share=REFINE_GUIDED_SHARE, bound=bound)
+    return got
+
+
 def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float,
             solution: tuple[list[int], list[list[int]]], params: SolveParams, deadline: float, stats: dict,
             prog: Progress, first_lt=None, rounds: int | None = None, state: dict | None = None,
@@ -804,12 +823,9 @@ def _refine(g: Graph, p, budget: int, cap: int, inc: Result | None, bound: float
         return inc.objective <= bound * (1 + 1e-9)
 
     def guided(cps: list[int], runs: list[list[int]]) -> bool:
-        """The guided MILP on the (widened) windows of ``runs``, seeking a plan at the bound;
-        True when proven."""
-        return adopt(_guided(g, p, budget, cap, _cost_fixed(p, cost(inc)), recompute_windows(cps, p.n, runs),
-                             cost(inc), params, deadline, stats, share=REFINE_GUIDED_SHARE, bound=bound,
-                             at_bound=True),
-                     GUIDED)
+        """``_guided_to_bound`` on the windows of ``runs``; True when proven."""
+        return adopt(_guided_to_bound(g, p, budget, cap, recompute_windows(cps, p.n, runs), inc, params, deadline,
+                                      stats, bound), GUIDED)
 
     while deadline - time.perf_counter() > REFINE_MIN_S and (inc is None or inc.objective > bound * (1 + 1e-9)):
         # with an incumbent to start from, the guided MILP goes first: placing the relaxation's
