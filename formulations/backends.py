@@ -365,6 +365,12 @@ def _solve_highs_once(m: Model, params: SolveParams, relax: bool = False, time_l
         bound = db / f + m.offset if np.isfinite(db) else None
     secs = time.perf_counter() - t0
     log.debug("highs: status %s, build %.2fs, total %.2fs", h.modelStatusToString(ms), build_s, secs)
+    if ms == S.kOptimal and not relax and cutoff is not None and obj is not None \
+            and obj > cutoff + 1e-9 * max(1.0, abs(cutoff)):
+        # HiGHS reports "Optimal" with a solution above objective_bound when its search proved
+        # that nothing lies below (a 5-op graph, cutoff 28: "optimal" 33, where the optimum is
+        # 29; see also checkpoints._runs_of): that is "nothing below the cutoff"
+        return MipOutcome("infeasible", None, None, None, secs, "highs", "nothing below the cutoff", nodes)
     if ms == S.kOptimal:
         return MipOutcome("optimal", x, obj, obj, secs, "highs", nodes=nodes)
     if ms == S.kInfeasible:
