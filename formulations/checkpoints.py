@@ -143,7 +143,6 @@ def recompute_windows(checkpoints: list[int], n: int, runs: list[list[int]]) -> 
     return {k: w for k, w in out.items() if w}
 
 
-
 def widen_windows(p: RematProblem, windows: dict[int, set[int]]) -> dict[int, set[int]]:
     """``windows`` with each op's stages extended from its first window up to its first reader
     after its last window (within ``p.limit``). Why: the relaxation sees memory only at the
@@ -153,19 +152,20 @@ def widen_windows(p: RematProblem, windows: dict[int, set[int]]) -> dict[int, se
     solution ran them in (145, 159] and (137, 145]; the guided MILP on the widened windows
     (4,894 stages instead of 3,866) reaches the optimum with no incumbent, in 8.9-22.7 s over
     four optimal solutions of that relaxation (cutoff at the bound)."""
-    first_reader: dict[int, list[int]] = {}
+    readers: dict[int, list[int]] = {}  # op -> the ops that read one of its values
     for j in range(p.n):
         for v in p.reads[j]:
-            first_reader.setdefault(p.values[v].producer, []).append(j)
+            readers.setdefault(p.values[v].producer, []).append(j)
     lim = p.limit or (p.n,) * p.n
     out = {}
     for k, w in windows.items():
         w = set(w)
-        after = [j for j in first_reader.get(k, ()) if j > max(w)]
+        after = [j for j in readers.get(k, ()) if j > max(w)]
         if after:
             w.update(range(min(w), min(min(after), lim[k]) + 1))
         out[k] = w
     return out
+
 
 def _runs_of(built: _Built, p: RematProblem, cutoff: float | None = None) -> list[list[int]] | None:
     """The ops the MIP's best solution runs again in each interval; None when it has none
