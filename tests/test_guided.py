@@ -157,8 +157,13 @@ def test_guided_with_a_start_only_returns_cheaper_valid_plans(seed, n, frac):
         from planner.validator import validate
 
         assert validate(g, got.plan).valid and got.objective < start.objective * (1 - 1e-12)
-        cost, _plan = brute_force(g, budget)
-        assert cost is not None and got.objective >= cost * (1 - 1e-9)
+        if p.n <= 5:
+            cost, _plan = brute_force(g, budget)
+            assert cost is not None and got.objective >= cost * (1 - 1e-9)
+        else:  # brute force on 6-7 ops can take many minutes (a CI run hung here): the remat optimum
+            full = solve_highs(build(p, cap), P, time_limit=20)
+            if full.status == "optimal":
+                assert got.objective >= full.objective * (1 - 1e-9)
 
 
 def test_widen_windows_reaches_the_first_reader_after_each_window():
