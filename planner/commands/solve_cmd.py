@@ -13,10 +13,10 @@ from .common import add_graph_args, fmt_bytes, print_json
 
 DEFAULT_METHOD = "exact"
 # The default solver limit. 300 s, not 60: `exact` proves unet at 0.4 (the README's first
-# command) in 65-130 s on 2 cores (the checkpoint relaxation's MIPs, its guided MILP and the
-# placement each take tens of seconds), so a 60 s default printed a 1.5% gap where waiting
-# twice as long gives the proven optimum. Heuristics ignore the limit, and a method that
-# proves earlier returns earlier; `study` keeps its own 60 s per cell.
+# command) in 65-148 s on 2 cores (measured 2026-12-06/07; the checkpoint relaxation's MIPs,
+# its guided MILP and the placement take tens of seconds each), where a 60 s limit prints a
+# plan with a 1.5% gap. Heuristics ignore the limit, a method that proves earlier returns
+# earlier, and `study` keeps its own 60 s per cell (SolveParams' default).
 DEFAULT_TIME_LIMIT = 300.0
 
 
