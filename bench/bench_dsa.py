@@ -1,7 +1,7 @@
 """Benchmark: exact static address assignment on tight generated instances.
 
 Instances are feasible by construction at a capacity equal to their peak
-(``formulations.dsa_instances``): ``tiling`` cuts [0, T) × [0, 2^20) into n buffers by
+(``planner.alloc.instances``): ``tiling`` cuts [0, T) × [0, 2^20) into n buffers by
 guillotine cuts (exactly tight at every time), ``holes`` removes a fifth of the pieces away
 from one time column (exactly tight there, slack elsewhere), ``trace`` is accelerator-like
 (short-lived power-of-two-ish buffers, a few long-lived large ones, greedy-placed, then the
@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from formulations.dsa import _arrays, check_solution, greedy_best_fit, solve_dsa
-from formulations.dsa_cpsat import cpsat_place
-from formulations.dsa_instances import guillotine, trace, with_holes
+from planner.alloc.solve import _arrays, check_solution, greedy_best_fit, solve_dsa
+from planner.alloc.cpsat import cpsat_place
+from planner.alloc.instances import guillotine, trace, with_holes
 
 FAMILIES = {"tiling": guillotine, "holes": with_holes, "trace": trace}
 

@@ -1,4 +1,4 @@
-"""Benchmark: the DSA search compiled (``formulations.dsa_kernel``) against the same search in
+"""Benchmark: the DSA search compiled (``planner.alloc.kernel``) against the same search in
 Python (``dsa_search._Search``), in this process, on tight generated instances.
 
 Each engine runs one search from scratch with the same backtrack limit, so both visit exactly
@@ -20,9 +20,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from formulations.dsa import _arrays
-from formulations.dsa_instances import guillotine, trace, with_holes
-from formulations.dsa_search import _JitSearch, _Search
+from planner.alloc.solve import _arrays
+from planner.alloc.instances import guillotine, trace, with_holes
+from planner.alloc.search import _JitSearch, _Search
 
 FAMILIES = {"tiling": guillotine, "holes": with_holes, "trace": trace}
 

@@ -4,7 +4,7 @@ Every formulation ends here: a stage schedule (Checkmate's R matrix) is flattene
 sequence of op computations; each tensor is then kept exactly as long as it is read again
 before being recomputed (backward liveness), so lifetimes are the shortest the sequence
 allows. The resulting storage intervals go to the static address assignment solver
-(``formulations.dsa``); residents are packed at the bottom of the address space (see
+(``planner.alloc.solve``); residents are packed at the bottom of the address space (see
 ``formulations.problem``). A computation whose outputs are all still live is dropped (it
 could only be a zero-cost duplicate of the MILP), so the plan's cost never exceeds the
 schedule's.
@@ -176,7 +176,7 @@ def place(lt: Lifetimes, capacity: int, time_limit: float, seed: int = 0, thread
     if not items:
         return Placement({}, "optimal", "trivial", 0.0)
     try:
-        from formulations.dsa import Buffer, solve_dsa
+        from planner.alloc.solve import Buffer, solve_dsa
     except ImportError:
         Buffer = solve_dsa = None
     if solve_dsa is not None:
@@ -184,14 +184,14 @@ def place(lt: Lifetimes, capacity: int, time_limit: float, seed: int = 0, thread
         sol = solve_dsa(bufs, capacity=capacity, time_limit=max(0.1, time_limit), seed=seed, threads=threads,
                         cpsat_lead=PLACE_CPSAT_LEAD)
         offs = None if sol.offsets is None else {int(k): int(v) for k, v in sol.offsets.items()}
-        return Placement(offs, sol.status, "formulations.dsa", time.perf_counter() - t0)
+        return Placement(offs, sol.status, "planner.alloc.solve", time.perf_counter() - t0)
     # The DSA module is not in this checkout: greedy-by-size only, labelled, never "infeasible".
     from planner.baseline import greedy_by_size
     sizes = {i: size for i, _, _, size in items}
     life = {i: (lo, hi - 1) for i, lo, hi, _ in items}
     offs = greedy_by_size(sizes, life, capacity, 1)
     status = "feasible" if offs is not None else "timeout"
-    return Placement(offs, status, "greedy-by-size (formulations.dsa unavailable)", time.perf_counter() - t0)
+    return Placement(offs, status, "greedy-by-size (planner.alloc.solve unavailable)", time.perf_counter() - t0)
 
 
 def build_plan(p: RematProblem, lt: Lifetimes, offsets: dict[int, int], budget: int, method: str,

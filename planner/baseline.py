@@ -3,7 +3,7 @@
 Lifetimes of the plain schedule are fixed, so placements are tried from the cheapest:
 online first-fit in allocation order (what a caching allocator would do), offline
 largest-first at the lowest free offset (TFLite's greedy-by-size), and, when both miss the
-budget, the exact static address assignment search (``formulations.dsa``) within the time
+budget, the exact static address assignment search (``planner.alloc.solve``) within the time
 limit. The plan says which one placed it. ``infeasible`` only when the search proves that no
 placement of the plain schedule fits; ``timeout`` when it neither places nor proves.
 """
@@ -60,7 +60,7 @@ def greedy_by_size(sizes: dict[int, int], life: dict[int, tuple[int, int]], budg
 
 def _exact_placement(sizes: dict[int, int], life: dict[int, tuple[int, int]], budget: int,
                      params: SolveParams) -> tuple[dict[int, int] | None, str]:
-    from formulations.dsa import Buffer, solve_dsa  # lazy: only when the cheap placements fail
+    from planner.alloc.solve import Buffer, solve_dsa  # lazy: only when the cheap placements fail
 
     # inclusive op intervals [s, e] with s = -1 for resident storages -> half-open [s+1, e+2)
     bufs = [Buffer(str(r), s + 1, e + 2, sizes[r], params.alignment) for r, (s, e) in life.items()]

@@ -29,8 +29,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from formulations.dsa import check_solution, solve_dsa
-    from formulations.minimalloc_csv import read_csv, write_csv
+    from planner.alloc.solve import check_solution, solve_dsa
+    from planner.alloc.csv_format import read_csv, write_csv
 
     if args.capacity is not None and args.capacity < 0:
         raise UserError(f"--capacity must be >= 0, got {args.capacity}")

@@ -29,7 +29,7 @@ OP_COST = 1e-3  # seconds per section op (arbitrary; the CSV carries no compute 
 
 
 def load_minimalloc(path: str) -> Graph:
-    from formulations.minimalloc_csv import read_csv
+    from planner.alloc.csv_format import read_csv
 
     buffers, _ = read_csv(path)
     if not buffers:

@@ -68,8 +68,8 @@ lucky order finds a placement early; only a run that finishes within its limit p
 infeasibility. Everything is single-threaded and deterministic for a seed (apart from where a
 time limit cuts it off).
 
-The search runs compiled (``_JitSearch``: the node loop in ``formulations.dsa_kernel``, numba)
-once numba's cache holds it (``formulations.jit_cache``), and in Python (``_Search``, the
+The search runs compiled (``_JitSearch``: the node loop in ``planner.alloc.kernel``, numba)
+once numba's cache holds it (``planner.alloc.jit_cache``), and in Python (``_Search``, the
 reference) before that; both visit the same nodes in the same order, so the answer never
 depends on which ran. Measured on holes 300 seed 1 (315 buffers): 8.3k nodes/s in Python,
 175k compiled (21x); ``bench/bench_dsa_kernel.py`` (12 tight instances, 5,000 backtracks
@@ -97,7 +97,7 @@ TWINS = True  # the stacked-twins rule (see the module docstring); False only fo
 STRANDED = True  # the stranded-buffer rule; False only for ablations (of the Python search)
 PAIR_LIMIT = 4_000_000  # (buffer, section) incidences kept for section inference
 NBR_LIMIT = 3000        # neighbour lists precomputed up to this many buffers
-JIT = True              # the compiled search (formulations.dsa_kernel); False: the Python one
+JIT = True              # the compiled search (planner.alloc.kernel); False: the Python one
 JIT_MAX_PAIRS = 20_000_000  # the compiled search's trail: 16 bytes per meeting pair, 8 per cover
 
 
@@ -407,7 +407,7 @@ def meeting_pairs(lower: np.ndarray, upper: np.ndarray) -> int:
 
 
 def _engine(lower: np.ndarray, upper: np.ndarray):
-    """The compiled search (``_JitSearch``) when numba's cache holds it (``formulations.jit_cache``:
+    """The compiled search (``_JitSearch``) when numba's cache holds it (``planner.alloc.jit_cache``:
     else it is compiled in the background meanwhile) and its undo trail fits in memory
     (``JIT_MAX_PAIRS`` meeting pairs); otherwise the same search in Python."""
     from .jit_cache import mode
@@ -509,12 +509,12 @@ def search(lower: np.ndarray, upper: np.ndarray, size: np.ndarray, align: np.nda
 
 
 class _JitSearch(_Search):
-    """``_Search`` with its node loop compiled (``formulations.dsa_kernel``): the same
+    """``_Search`` with its node loop compiled (``planner.alloc.kernel``): the same
     precomputation, nodes, order and answers; the kernel works on this object's arrays."""
 
     def __init__(self, lower, upper, size, align, capacity: int):
         super().__init__(lower, upper, size, align, capacity)
-        from . import dsa_kernel as K
+        from . import kernel as K
 
         n = self.n
         i64 = np.int64

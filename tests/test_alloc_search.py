@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formulations.dsa import Buffer, _arrays, check_solution, solve_dsa
-from formulations.dsa_search import search
+from planner.alloc.solve import Buffer, _arrays, check_solution, solve_dsa
+from planner.alloc.search import search
 
 
 def brute_force_peak(bufs: list[Buffer]) -> int:
@@ -66,7 +66,7 @@ def test_minimisation_is_optimal(bufs):
 @settings(max_examples=25, deadline=None)
 @given(instances(max_n=10))
 def test_search_and_cpsat_agree(bufs):
-    from formulations.dsa_cpsat import cpsat_minimise
+    from planner.alloc.cpsat import cpsat_minimise
     lo, up, sz, al = _arrays(bufs)
     status, off, _ = cpsat_minimise(lo, up, sz, al, int(sz.sum() + 4 * len(bufs)), 10)
     assert status == "optimal"
@@ -78,7 +78,7 @@ def test_search_and_cpsat_agree(bufs):
 
 def test_wide_random_instances_against_cpsat():
     """Larger random instances (up to 14 buffers) where both engines finish."""
-    from formulations.dsa_cpsat import cpsat_minimise
+    from planner.alloc.cpsat import cpsat_minimise
     rng = np.random.default_rng(11)
     for _ in range(15):
         n = int(rng.integers(8, 15))
@@ -97,7 +97,7 @@ def test_wide_random_instances_against_cpsat():
 @given(instances())
 def test_search_without_incidence_table_or_neighbour_lists(bufs):
     """The large-instance mode (weaker section inference, neighbours found on the fly) stays exact."""
-    import formulations.dsa_search as ds
+    import planner.alloc.search as ds
     old = ds.PAIR_LIMIT, ds.NBR_LIMIT
     ds.PAIR_LIMIT, ds.NBR_LIMIT = 0, 0
     try:
@@ -112,7 +112,7 @@ def test_search_without_incidence_table_or_neighbour_lists(bufs):
 
 def test_time_reversal_and_restarts_keep_answers():
     """Tight tilings: found at the capacity, refuted one grain below (sizes are multiples of 64)."""
-    from formulations.dsa_instances import guillotine
+    from planner.alloc.instances import guillotine
     for seed in range(3):
         bufs, _, cap = guillotine(25, seed=seed)
         arrs = _arrays(bufs)
@@ -138,8 +138,8 @@ def test_cpsat_engine_minimises_exactly(bufs):
 @pytest.mark.parametrize("engine", ["python", "jit"])
 def test_skyline_is_restored_and_matches_the_placement(engine):
     """The per-section skyline (highest placed top) used to order candidates follows place/undo."""
-    from formulations.dsa_instances import with_holes
-    from formulations.dsa_search import _JitSearch, _Search
+    from planner.alloc.instances import with_holes
+    from planner.alloc.search import _JitSearch, _Search
     bufs, _, cap = with_holes(40, seed=3)
     lo, up, sz, al = _arrays(bufs)
     st = (_Search if engine == "python" else _JitSearch)(lo, up, sz, al, cap)
@@ -161,7 +161,7 @@ def test_skyline_is_restored_and_matches_the_placement(engine):
 def test_holes_instance_found_within_a_node_budget():
     """Regression for the hole-first candidate order: this slack instance took > 300k nodes
     without an answer under plain bottom-left; node counts are deterministic."""
-    from formulations.dsa_instances import with_holes
+    from planner.alloc.instances import with_holes
     bufs, _, cap = with_holes(150, seed=1)
     out = search(*_arrays(bufs), cap)
     assert out.status == "found" and out.nodes < 20_000
@@ -186,7 +186,7 @@ def twin_instances(draw, max_n=7):
 @given(twin_instances())
 def test_stacked_twins_rule_keeps_the_search_exact(bufs):
     """The twin rule prunes placements (only non-least ones): the answer must not change."""
-    import formulations.dsa_search as ds
+    import planner.alloc.search as ds
     opt = brute_force_peak(bufs)
     arrs = _arrays(bufs)
     for twins in (True, False):
@@ -203,8 +203,8 @@ def test_stacked_twins_rule_keeps_the_search_exact(bufs):
 def test_twin_rule_cuts_the_holes_search():
     """Regression for the stacked-twins rule: this instance took 20.7k nodes without it
     (7.1k with it); node counts are deterministic for a seed."""
-    import formulations.dsa_search as ds
-    from formulations.dsa_instances import with_holes
+    import planner.alloc.search as ds
+    from planner.alloc.instances import with_holes
     bufs, _, cap = with_holes(150, seed=0)
     out = search(*_arrays(bufs), cap)
     assert out.status == "found" and out.nodes < 10_000
@@ -218,7 +218,7 @@ def test_twin_rule_cuts_the_holes_search():
 
 def _both_engines(bufs, cap, limit):
     """(found?, nodes, backtracks, offsets) of one run of the Python and the compiled search."""
-    from formulations.dsa_search import _JitSearch, _Search
+    from planner.alloc.search import _JitSearch, _Search
     out = []
     for cls in (_Search, _JitSearch):
         st = cls(*_arrays(bufs), cap)
@@ -233,7 +233,7 @@ def test_compiled_search_is_the_python_search_node_for_node(bufs, slack, large_m
     """dsa_kernel reimplements the search: same answer, same nodes, same offsets, at the
     optimum, below it and above it (alignment, twins, splits and the memo all take part), also
     in the large-instance mode (no section inference, neighbours found on the fly)."""
-    import formulations.dsa_search as ds
+    import planner.alloc.search as ds
     bufs = [b for b in bufs if b.size > 0] or [Buffer("one", 0, 1, 1)]  # Searcher places zero sizes
     opt = brute_force_peak(bufs)
     old = ds.PAIR_LIMIT, ds.NBR_LIMIT
@@ -252,7 +252,7 @@ def test_compiled_search_is_the_python_search_node_for_node(bufs, slack, large_m
 def test_compiled_search_follows_the_python_search_on_tight_instances(family, n, seed):
     """Thousands of nodes of thrashing on tight generated instances, cut at a backtrack limit:
     the two searches must stay in step all the way (node and backtrack counts)."""
-    from formulations.dsa_instances import guillotine, trace, with_holes
+    from planner.alloc.instances import guillotine, trace, with_holes
     gen = {"holes": with_holes, "tiling": guillotine, "trace": trace}[family]
     bufs, _, cap = gen(n, seed=seed)
     py, jit = _both_engines(bufs, cap, 3000)
@@ -263,8 +263,8 @@ def test_compiled_search_follows_the_python_search_on_tight_instances(family, n,
 @given(instances(max_n=8))
 def test_an_emptied_memo_keeps_the_compiled_search_exact(bufs):
     """The failure memo is a cache: emptied whenever it holds 2 entries, answers stay exact."""
-    from formulations import dsa_kernel as K
-    from formulations.dsa_search import _JitSearch
+    from planner.alloc import kernel as K
+    from planner.alloc.search import _JitSearch
     bufs = [b for b in bufs if b.size > 0]  # Searcher places zero sizes before the search
     if not bufs:
         return
@@ -280,7 +280,7 @@ def test_an_emptied_memo_keeps_the_compiled_search_exact(bufs):
 @given(st.lists(st.tuples(st.integers(0, 10), st.integers(1, 5)), min_size=1, max_size=12))
 def test_meeting_pairs_counts_what_meets(spans):
     """The count that sizes the compiled search's trail (and decides whether it is used)."""
-    from formulations.dsa_search import meeting_pairs
+    from planner.alloc.search import meeting_pairs
     lo = np.array([a for a, _ in spans])
     up = lo + np.array([w for _, w in spans])
     n = len(spans)
@@ -292,8 +292,8 @@ def test_stranded_rule_cuts_the_trace_search(monkeypatch):
     """Regression for the stranded-buffer rule: one run of the Python search (preorder TAW,
     20k backtracks) on this trace instance takes 28.8k nodes without it, 14.4k with it; node
     counts are deterministic. Its exactness is what the property tests above check."""
-    import formulations.dsa_search as ds
-    from formulations.dsa_instances import trace
+    import planner.alloc.search as ds
+    from planner.alloc.instances import trace
     bufs, _, cap = trace(40, seed=3)
     arr = _arrays(bufs)
     rank = ds.preorder_rank(arr[0], arr[1], arr[2], "TAW", np.arange(len(bufs)))

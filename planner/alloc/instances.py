@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dsa import Buffer, _arrays, _greedy_offsets
+from .solve import Buffer, _arrays, _greedy_offsets
 
 
 def guillotine(n: int, seed: int = 0, horizon: int = 1000, capacity: int = 1 << 20,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from planner.errors import UserError
 
-from .dsa import Buffer
+from .solve import Buffer
 
 REQUIRED = ("id", "lower", "upper", "size")
 OPTIONAL = ("alignment", "offset")

@@ -1,10 +1,10 @@
-"""Whether the compiled DSA kernel (``formulations.dsa_kernel``) is in numba's cache, and
+"""Whether the compiled DSA kernel (``planner.alloc.kernel``) is in numba's cache, and
 compiling it in the background when it is not.
 
 Compiling the kernel takes about 15 s (once per machine and kernel version: numba caches it
 beside the source, and a cached load takes under a second). A solve with a 60 s limit must
 not spend a quarter of it compiling, so a process that finds no cache starts one compile in a
-detached child (``python -m formulations.jit_cache``) and meanwhile uses the Python search,
+detached child (``python -m planner.alloc.jit_cache``) and meanwhile uses the Python search,
 which gives the same answers node for node, only slower; once the child has written the
 cache (and the marker below), later searches use the compiled one. ``COOP_DSA_JIT=0``
 never uses it, ``COOP_DSA_JIT=1`` compiles in the foreground when needed.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-KERNEL = Path(__file__).with_name("dsa_kernel.py")
+KERNEL = Path(__file__).with_name("kernel.py")
 STALE_LOCK_S = 600.0  # a compile that has not finished in this long is presumed dead
 _once: set[str] = set()  # what this process did once: "compile" (started or tried), "warned"
 
@@ -97,10 +97,10 @@ def _start_background_compile() -> None:
         return  # another process is compiling (or the cache dir is not writable)
     log.info("dsa: compiling the search kernel in the background (once per machine, about 15 s); "
              "the Python search meanwhile (same answers)")
-    root = str(KERNEL.parent.parent)
+    root = str(KERNEL.parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     try:
-        subprocess.Popen([sys.executable, "-m", "formulations.jit_cache", str(lock)], cwd=root, env=env,
+        subprocess.Popen([sys.executable, "-m", "planner.alloc.jit_cache", str(lock)], cwd=root, env=env,
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
     except OSError as exc:
@@ -113,7 +113,7 @@ def warm(lock: Path | None = None) -> None:
     answer is known, then write the marker (through a temp file and a rename)."""
     import numpy as np
 
-    from .dsa_search import _JitSearch
+    from .search import _JitSearch
     try:
         # two buffers meeting in time, capacity 3: one at 0 (size 1), one at 1 (size 2)
         st = _JitSearch(np.array([0, 0]), np.array([2, 2]), np.array([1, 2]), np.array([1, 1]), 3)

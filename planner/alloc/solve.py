@@ -349,7 +349,7 @@ def _checked(buffers: list[Buffer], sol: DsaSolution, capacity: int | None, t0: 
 # Engine runners: (buffers, capacity, deadline, seed, threads) -> ("found" | "infeasible" |
 # "timeout", offsets or None, engine name).
 def _run_search(buffers, capacity: int, deadline: float, seed: int, threads: int, searcher=None):
-    from .dsa_search import Searcher
+    from .search import Searcher
     if searcher is None:
         searcher = Searcher(*_arrays(buffers), capacity, seed=seed)
     out = searcher.advance(deadline)
@@ -372,7 +372,7 @@ class CpsatRuns:
         self.seed, self.threads, self.k = seed, threads, 0
 
     def advance(self, deadline: float) -> tuple[str, np.ndarray | None]:
-        from .dsa_cpsat import cpsat_place
+        from .cpsat import cpsat_place
         while True:
             left = deadline - time.perf_counter()
             if left <= 0.01:
@@ -400,7 +400,7 @@ def _run_cpsat(buffers, capacity: int, deadline: float, seed: int, threads: int,
 
 
 def _run_auto(buffers, capacity: int, deadline: float, seed: int, threads: int, runs: CpsatRuns | None = None):
-    from .dsa_search import Searcher
+    from .search import Searcher
     searcher = Searcher(*_arrays(buffers), capacity, seed=seed)
     if runs is None:
         runs = CpsatRuns(buffers, capacity, seed, threads)

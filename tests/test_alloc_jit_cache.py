@@ -6,7 +6,7 @@ import numpy as np
 
 # imported before any test sets NUMBA_CACHE_DIR: numba reads it once, at import, and the
 # tests below only move the marker
-from formulations import dsa_kernel, dsa_search, jit_cache  # noqa: F401
+from planner.alloc import kernel as dsa_kernel, search as dsa_search, jit_cache  # noqa: F401
 
 
 def test_cold_cache_starts_one_compile_and_the_python_search_runs(monkeypatch, tmp_path):
@@ -16,7 +16,7 @@ def test_cold_cache_starts_one_compile_and_the_python_search_runs(monkeypatch, t
     calls = []
     monkeypatch.setattr(jit_cache.subprocess, "Popen", lambda cmd, **kw: calls.append(cmd))
     assert jit_cache.mode() == "python" and len(calls) == 1
-    assert calls[0][1:3] == ["-m", "formulations.jit_cache"]
+    assert calls[0][1:3] == ["-m", "planner.alloc.jit_cache"]
     lo, up = np.array([0, 1]), np.array([2, 3])
     assert dsa_search._engine(lo, up) is dsa_search._Search and len(calls) == 1  # one compile per process
     lock = jit_cache._marker().with_suffix(".lock")

@@ -1,5 +1,5 @@
 """The DSA search's inner loop compiled with numba: the same search as ``dsa_search._Search``
-(rules and proofs in ``formulations.dsa_search``), node for node and in the same order, so
+(rules and proofs in ``planner.alloc.search``), node for node and in the same order, so
 the two give the same offsets and the same node counts (``tests/test_dsa_search.py`` checks
 it on generated instances).
 
