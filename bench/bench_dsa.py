@@ -27,9 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.alloc.solve import _arrays, check_solution, greedy_best_fit, solve_dsa
+from planner.alloc import check_solution, greedy_best_fit, solve_dsa
 from planner.alloc.cpsat import cpsat_place
 from planner.alloc.instances import guillotine, trace, with_holes
+from planner.alloc.problem import as_arrays
 
 FAMILIES = {"tiling": guillotine, "holes": with_holes, "trace": trace}
 
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                 cp_status, tc, ratio = "-", float("nan"), "-"
                 if not args.no_cpsat:
                     t1 = time.perf_counter()
-                    cp_status, _ = cpsat_place(*_arrays(bufs), cap, args.cpsat_limit, seed=0, threads=1)
+                    cp_status, _ = cpsat_place(*as_arrays(bufs), cap, args.cpsat_limit, seed=0, threads=1)
                     tc = time.perf_counter() - t1
                     if ok and cp_status == "found":
                         ratio = f"{tc / ts:.1f}x"

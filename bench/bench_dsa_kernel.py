@@ -1,5 +1,5 @@
 """Benchmark: the DSA search compiled (``planner.alloc.kernel``) against the same search in
-Python (``dsa_search._Search``), in this process, on tight generated instances.
+Python (``planner.alloc.search.PySearch``), in this process, on tight generated instances.
 
 Each engine runs one search from scratch with the same backtrack limit, so both visit exactly
 the same nodes (the script checks it); the figure is the ratio of their node rates. The first
@@ -20,9 +20,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.alloc.solve import _arrays
 from planner.alloc.instances import guillotine, trace, with_holes
-from planner.alloc.search import _JitSearch, _Search
+from planner.alloc.jit_search import JitSearch
+from planner.alloc.problem import as_arrays
+from planner.alloc.search import PySearch
 
 FAMILIES = {"tiling": guillotine, "holes": with_holes, "trace": trace}
 
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     bufs, _, cap = with_holes(12, seed=0)
-    one(_JitSearch, _arrays(bufs), cap, 10)
+    one(JitSearch, as_arrays(bufs), cap, 10)
     print(f"kernel load (or compile): {time.perf_counter() - t0:.2f} s")
     print(f"{'family':<7} {'n':>4} {'seed':>4} {'nodes':>8} {'python s':>9} {'compiled s':>10} {'speed':>7}")
     ratios = []
@@ -51,9 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         for n in [int(x) for x in args.sizes.split(",")]:
             for seed in range(args.seeds):
                 bufs, _, cap = FAMILIES[fam](n, seed=seed)
-                arrs = _arrays(bufs)
-                py = one(_Search, arrs, cap, args.backtracks)
-                jit = one(_JitSearch, arrs, cap, args.backtracks)
+                arrs = as_arrays(bufs)
+                py = one(PySearch, arrs, cap, args.backtracks)
+                jit = one(JitSearch, arrs, cap, args.backtracks)
                 if py[:3] != jit[:3]:
                     print(f"{fam} {n} {seed}: the two searches differ: {py[:3]} vs {jit[:3]}")
                     return 1

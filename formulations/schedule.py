@@ -4,7 +4,7 @@ Every formulation ends here: a stage schedule (Checkmate's R matrix) is flattene
 sequence of op computations; each tensor is then kept exactly as long as it is read again
 before being recomputed (backward liveness), so lifetimes are the shortest the sequence
 allows. The resulting storage intervals go to the static address assignment solver
-(``planner.alloc.solve``); residents are packed at the bottom of the address space (see
+(``planner.alloc``); residents are packed at the bottom of the address space (see
 ``formulations.problem``). A computation whose outputs are all still live is dropped (it
 could only be a zero-cost duplicate of the MILP), so the plan's cost never exceeds the
 schedule's.
@@ -15,6 +15,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from planner.alloc import Buffer, solve_dsa
 from planner.plan import Plan, Step
 
 from .problem import RematProblem
@@ -175,23 +176,11 @@ def place(lt: Lifetimes, capacity: int, time_limit: float, seed: int = 0, thread
     items = [(i, lo, hi, size) for i, (_, lo, hi, size) in enumerate(lt.blocks) if size > 0 and hi > lo]
     if not items:
         return Placement({}, "optimal", "trivial", 0.0)
-    try:
-        from planner.alloc.solve import Buffer, solve_dsa
-    except ImportError:
-        Buffer = solve_dsa = None
-    if solve_dsa is not None:
-        bufs = [Buffer(str(i), lo, hi, size) for i, lo, hi, size in items]
-        sol = solve_dsa(bufs, capacity=capacity, time_limit=max(0.1, time_limit), seed=seed, threads=threads,
-                        cpsat_lead=PLACE_CPSAT_LEAD)
-        offs = None if sol.offsets is None else {int(k): int(v) for k, v in sol.offsets.items()}
-        return Placement(offs, sol.status, "planner.alloc.solve", time.perf_counter() - t0)
-    # The DSA module is not in this checkout: greedy-by-size only, labelled, never "infeasible".
-    from planner.baseline import greedy_by_size
-    sizes = {i: size for i, _, _, size in items}
-    life = {i: (lo, hi - 1) for i, lo, hi, _ in items}
-    offs = greedy_by_size(sizes, life, capacity, 1)
-    status = "feasible" if offs is not None else "timeout"
-    return Placement(offs, status, "greedy-by-size (planner.alloc.solve unavailable)", time.perf_counter() - t0)
+    bufs = [Buffer(str(i), lo, hi, size) for i, lo, hi, size in items]
+    sol = solve_dsa(bufs, capacity=capacity, time_limit=max(0.1, time_limit), seed=seed, threads=threads,
+                    cpsat_lead=PLACE_CPSAT_LEAD)
+    offs = None if sol.offsets is None else {int(k): int(v) for k, v in sol.offsets.items()}
+    return Placement(offs, sol.status, "planner.alloc", time.perf_counter() - t0)
 
 
 def build_plan(p: RematProblem, lt: Lifetimes, offsets: dict[int, int], budget: int, method: str,

@@ -2,14 +2,17 @@
 
 Lifetimes of the plain schedule are fixed, so placements are tried from the cheapest:
 online first-fit in allocation order (what a caching allocator would do), offline
-largest-first at the lowest free offset (TFLite's greedy-by-size), and, when both miss the
-budget, the exact static address assignment search (``planner.alloc.solve``) within the time
+greedy-by-size (``planner.alloc.greedy``), and, when both miss the budget, the exact
+static address assignment search (``planner.alloc``) within the time
 limit. The plan says which one placed it. ``infeasible`` only when the search proves that no
 placement of the plain schedule fits; ``timeout`` when it neither places nor proves.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .addrspace import AddressSpace, align_up
+from .alloc import Buffer, greedy_offsets, solve_dsa
 from .analysis import baseline_peak, baseline_steps, storage_intervals
 from .graph import Graph
 from .params import SolveParams
@@ -37,31 +40,20 @@ def _online(sizes: dict[int, int], life: dict[int, tuple[int, int]], n: int, bud
     return offset
 
 
-def greedy_by_size(sizes: dict[int, int], life: dict[int, tuple[int, int]], budget: int,
-                   align: int) -> dict[int, int] | None:
-    """Offline placement of fixed lifetimes (inclusive [start, end]): largest first, each at the
-    lowest aligned offset free over its whole lifetime; None if one does not fit the budget."""
-    placed: list[tuple[int, int, int, int]] = []  # (offset, size, start, end)
-    offset: dict[int, int] = {}
-    for r in sorted(sizes, key=lambda r: (-sizes[r], life[r][0], r)):
-        s, e = life[r]
-        busy = sorted((o, o + z) for o, z, ps, pe in placed if ps <= e and s <= pe and z)
-        off = 0
-        for lo, hi in busy:
-            if off + sizes[r] <= lo:
-                break
-            off = max(off, align_up(hi, align))
-        if off + sizes[r] > budget:
-            return None
-        offset[r] = off
-        placed.append((off, sizes[r], s, e))
-    return offset
+def _greedy_placement(sizes: dict[int, int], life: dict[int, tuple[int, int]], budget: int,
+                      align: int) -> dict[int, int] | None:
+    """Offline greedy-by-size (``planner.alloc.greedy``) over the fixed inclusive lifetimes
+    [start, end]; None when it does not fit the budget."""
+    ids = list(sizes)
+    lo = np.array([life[r][0] for r in ids], dtype=np.int64)
+    up = np.array([life[r][1] + 1 for r in ids], dtype=np.int64)
+    sz = np.array([sizes[r] for r in ids], dtype=np.int64)
+    off = greedy_offsets(lo, up, sz, np.full(len(ids), max(1, align), dtype=np.int64), capacity=budget)
+    return None if off is None else dict(zip(ids, off.tolist()))
 
 
 def _exact_placement(sizes: dict[int, int], life: dict[int, tuple[int, int]], budget: int,
                      params: SolveParams) -> tuple[dict[int, int] | None, str]:
-    from planner.alloc.solve import Buffer, solve_dsa  # lazy: only when the cheap placements fail
-
     # inclusive op intervals [s, e] with s = -1 for resident storages -> half-open [s+1, e+2)
     bufs = [Buffer(str(r), s + 1, e + 2, sizes[r], params.alignment) for r, (s, e) in life.items()]
     sol = solve_dsa(bufs, capacity=budget, time_limit=params.time_limit, seed=params.seed, threads=params.threads)
@@ -80,7 +72,7 @@ def solve_none(g: Graph, budget: int, params: SolveParams) -> Result:
     offset = _online(sizes, life, len(g.ops), budget, params.alignment, params.alloc_policy)
     if offset is None:
         placement = "offline greedy-by-size"
-        offset = greedy_by_size(sizes, life, budget, params.alignment)
+        offset = _greedy_placement(sizes, life, budget, params.alignment)
     if offset is None:
         if baseline_peak(g, params.alignment) > budget:
             return Result("none", "infeasible", backend="first-fit",

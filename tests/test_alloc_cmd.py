@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 
-from planner.alloc.solve import check_solution
-from planner.alloc.instances import guillotine
+from planner.alloc import check_solution
 from planner.alloc.csv_format import format_csv, read_csv
+from planner.alloc.instances import guillotine
 from planner.cli import main
 
 EXAMPLE = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n"

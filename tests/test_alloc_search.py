@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.alloc.solve import Buffer, _arrays, check_solution, solve_dsa
-from planner.alloc.search import search
+from planner.alloc import Buffer, check_solution, solve_dsa
+from planner.alloc.problem import as_arrays
+from planner.alloc.searcher import search
 
 
 def brute_force_peak(bufs: list[Buffer]) -> int:
@@ -45,7 +46,7 @@ def instances(draw, max_n=6):
 @given(instances())
 def test_search_decides_feasibility_exactly(bufs):
     opt = brute_force_peak(bufs)
-    arrs = _arrays(bufs)
+    arrs = as_arrays(bufs)
     ok = search(*arrs, opt)
     assert ok.status == "found"
     offs = {b.id: int(o) for b, o in zip(bufs, ok.offsets)}
@@ -67,7 +68,7 @@ def test_minimisation_is_optimal(bufs):
 @given(instances(max_n=10))
 def test_search_and_cpsat_agree(bufs):
     from planner.alloc.cpsat import cpsat_minimise
-    lo, up, sz, al = _arrays(bufs)
+    lo, up, sz, al = as_arrays(bufs)
     status, off, _ = cpsat_minimise(lo, up, sz, al, int(sz.sum() + 4 * len(bufs)), 10)
     assert status == "optimal"
     opt = int(max((off + sz).max(), 0))
@@ -102,7 +103,7 @@ def test_search_without_incidence_table_or_neighbour_lists(bufs):
     ds.PAIR_LIMIT, ds.NBR_LIMIT = 0, 0
     try:
         opt = brute_force_peak(bufs)
-        arrs = _arrays(bufs)
+        arrs = as_arrays(bufs)
         assert search(*arrs, opt).status == "found"
         if opt > 0:
             assert search(*arrs, opt - 1).status == "infeasible"
@@ -115,7 +116,7 @@ def test_time_reversal_and_restarts_keep_answers():
     from planner.alloc.instances import guillotine
     for seed in range(3):
         bufs, _, cap = guillotine(25, seed=seed)
-        arrs = _arrays(bufs)
+        arrs = as_arrays(bufs)
         out = search(*arrs, cap)
         assert out.status == "found"
         assert check_solution(bufs, {b.id: int(o) for b, o in zip(bufs, out.offsets)}, cap) == []
@@ -139,10 +140,11 @@ def test_cpsat_engine_minimises_exactly(bufs):
 def test_skyline_is_restored_and_matches_the_placement(engine):
     """The per-section skyline (highest placed top) used to order candidates follows place/undo."""
     from planner.alloc.instances import with_holes
-    from planner.alloc.search import _JitSearch, _Search
+    from planner.alloc.jit_search import JitSearch
+    from planner.alloc.search import PySearch
     bufs, _, cap = with_holes(40, seed=3)
-    lo, up, sz, al = _arrays(bufs)
-    st = (_Search if engine == "python" else _JitSearch)(lo, up, sz, al, cap)
+    lo, up, sz, al = as_arrays(bufs)
+    st = (PySearch if engine == "python" else JitSearch)(lo, up, sz, al, cap)
     assert st.run(np.arange(len(bufs)), 1e9, float("inf")) is True
     top = np.zeros(st.S, dtype=np.int64)
     for b in range(len(bufs)):
@@ -163,7 +165,7 @@ def test_holes_instance_found_within_a_node_budget():
     without an answer under plain bottom-left; node counts are deterministic."""
     from planner.alloc.instances import with_holes
     bufs, _, cap = with_holes(150, seed=1)
-    out = search(*_arrays(bufs), cap)
+    out = search(*as_arrays(bufs), cap)
     assert out.status == "found" and out.nodes < 20_000
     assert check_solution(bufs, {b.id: int(o) for b, o in zip(bufs, out.offsets)}, cap) == []
 
@@ -188,7 +190,7 @@ def test_stacked_twins_rule_keeps_the_search_exact(bufs):
     """The twin rule prunes placements (only non-least ones): the answer must not change."""
     import planner.alloc.search as ds
     opt = brute_force_peak(bufs)
-    arrs = _arrays(bufs)
+    arrs = as_arrays(bufs)
     for twins in (True, False):
         old, ds.TWINS = ds.TWINS, twins
         try:
@@ -206,22 +208,23 @@ def test_twin_rule_cuts_the_holes_search():
     import planner.alloc.search as ds
     from planner.alloc.instances import with_holes
     bufs, _, cap = with_holes(150, seed=0)
-    out = search(*_arrays(bufs), cap)
+    out = search(*as_arrays(bufs), cap)
     assert out.status == "found" and out.nodes < 10_000
     assert check_solution(bufs, {b.id: int(o) for b, o in zip(bufs, out.offsets)}, cap) == []
     old, ds.TWINS = ds.TWINS, False
     try:
-        assert search(*_arrays(bufs), cap).nodes > 15_000
+        assert search(*as_arrays(bufs), cap).nodes > 15_000
     finally:
         ds.TWINS = old
 
 
 def _both_engines(bufs, cap, limit):
     """(found?, nodes, backtracks, offsets) of one run of the Python and the compiled search."""
-    from planner.alloc.search import _JitSearch, _Search
+    from planner.alloc.jit_search import JitSearch
+    from planner.alloc.search import PySearch
     out = []
-    for cls in (_Search, _JitSearch):
-        st = cls(*_arrays(bufs), cap)
+    for cls in (PySearch, JitSearch):
+        st = cls(*as_arrays(bufs), cap)
         r = st.run(np.arange(st.n), limit, float("inf"))
         out.append((r, st.nodes, st.backtracks, st.offset.tolist() if r else None))
     return out
@@ -264,13 +267,13 @@ def test_compiled_search_follows_the_python_search_on_tight_instances(family, n,
 def test_an_emptied_memo_keeps_the_compiled_search_exact(bufs):
     """The failure memo is a cache: emptied whenever it holds 2 entries, answers stay exact."""
     from planner.alloc import kernel as K
-    from planner.alloc.search import _JitSearch
+    from planner.alloc.jit_search import JitSearch
     bufs = [b for b in bufs if b.size > 0]  # Searcher places zero sizes before the search
     if not bufs:
         return
     opt = brute_force_peak(bufs)
     for cap, want in ((opt, True), (opt - 1, False)):
-        st = _JitSearch(*_arrays(bufs), cap)
+        st = JitSearch(*as_arrays(bufs), cap)
         st.scalars[K.I_MEMO] = 2
         assert st.run(np.arange(st.n), 1e9, float("inf")) is want
         assert len(st.memo) <= 2
@@ -295,11 +298,11 @@ def test_stranded_rule_cuts_the_trace_search(monkeypatch):
     import planner.alloc.search as ds
     from planner.alloc.instances import trace
     bufs, _, cap = trace(40, seed=3)
-    arr = _arrays(bufs)
+    arr = as_arrays(bufs)
     rank = ds.preorder_rank(arr[0], arr[1], arr[2], "TAW", np.arange(len(bufs)))
 
     def one_run():
-        s = ds._Search(*arr, cap)
+        s = ds.PySearch(*arr, cap)
         return s.run(rank, 20_000, float("inf")), s
 
     found, s = one_run()

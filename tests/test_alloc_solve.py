@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from planner.alloc.solve import Buffer, check_solution, greedy_best_fit, live_lower_bound, solve_dsa
-from planner.alloc.instances import guillotine, trace, with_holes
+from planner.alloc import Buffer, check_solution, greedy_best_fit, live_lower_bound, solve_dsa
 from planner.alloc.csv_format import format_csv, parse_csv
+from planner.alloc.instances import guillotine, trace, with_holes
 from planner.errors import UserError
 
 EXAMPLE = [Buffer("b1", 0, 3, 4), Buffer("b2", 3, 9, 4), Buffer("b3", 0, 9, 4),
@@ -20,13 +20,13 @@ def test_example_capacity_12():
 
 
 def test_example_exact_engines_find_the_published_offsets_shape():
-    from planner.alloc.solve import _arrays
-    from planner.alloc.search import search
-    out = search(*_arrays(EXAMPLE), 12)
+    from planner.alloc.problem import as_arrays
+    from planner.alloc.searcher import search
+    out = search(*as_arrays(EXAMPLE), 12)
     assert out.status == "found"
     offs = {b.id: int(o) for b, o in zip(EXAMPLE, out.offsets)}
     assert check_solution(EXAMPLE, offs, 12) == []
-    assert search(*_arrays(EXAMPLE), 11).status == "infeasible"
+    assert search(*as_arrays(EXAMPLE), 11).status == "infeasible"
     cp = solve_dsa(EXAMPLE, None, engine="cp-sat")
     assert cp.peak == 12 and cp.status == "optimal"
 
@@ -93,7 +93,8 @@ def test_cpsat_runs_alternate_searches_and_seeds_and_repeat_a_cut_run(monkeypatc
     # CP-SAT's time to a placement is heavy-tailed in the seed: CpsatRuns alternates bottom-left
     # and default search, a new seed per pair, growing slices; a run cut by the deadline is
     # repeated in full next time so that the sequence is fixed for a seed
-    from planner.alloc import solve as dsa, cpsat as dsa_cpsat
+    from planner.alloc import cpsat as dsa_cpsat
+    from planner.alloc import solve as dsa
     calls = []
 
     def fake(lo, up, sz, al, cap, tl, seed=0, threads=1, bottom_left=False, **kw):
@@ -207,13 +208,14 @@ def test_greedy_stacks_the_peak_and_places_nested_lifetimes_at_their_bound():
     # size order alone leaves gaps where every buffer alive at the peak must pack (resnet50 at
     # 0.5: its remat-optimal schedule, 821 blocks with 0.045% slack, was not placed in 90 s);
     # stacking those buffers first, latest end at the bottom, places such families exactly
-    from planner.alloc.solve import _arrays, _greedy_offsets
+    from planner.alloc.greedy import by_size, fit_offsets
+    from planner.alloc.problem import as_arrays
     size_order_fails = 0
     for seed in range(20):
         bufs = _training_step(40, seed)
         lb = live_lower_bound(bufs)
-        arr = _arrays(bufs)
-        size_order_fails += int((_greedy_offsets(*arr) + arr[2]).max()) > lb
+        arr = as_arrays(bufs)
+        size_order_fails += int((fit_offsets(*arr, by_size(*arr[:3])) + arr[2]).max()) > lb
         g = greedy_best_fit(bufs, lb)
         assert g.status == "optimal" and g.peak == lb, seed
         assert check_solution(bufs, g.offsets, lb) == []

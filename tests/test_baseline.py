@@ -4,12 +4,12 @@ import pytest
 from planner.analysis import baseline_peak
 from planner.params import SolveParams
 from planner.registry import solve
-from planner.synthetic import chain, layered, ushape
+from planner.synthetic import chain, layered
 
 
 def test_exact_placement_when_greedy_misses_the_peak():
-    # greedy-by-size needs ~1.7% more than the peak on ushape:3; the exact DSA search fits it exactly
-    g = ushape(3)
+    # first-fit and greedy-by-size miss the peak of layered:20:0; the exact DSA search fits it exactly
+    g = layered(20, 0)
     res = solve(g, baseline_peak(g), "none", SolveParams(time_limit=20))
     assert res.status == "optimal" and res.validation["valid"]
     assert res.stats["placement"] == "exact DSA search"

@@ -1,9 +1,9 @@
 """`planner import --format minimalloc`: the baseline schedule has the CSV's lifetimes and sizes."""
 from __future__ import annotations
 
-from planner.alloc.solve import live_lower_bound
-from planner.alloc.instances import guillotine
+from planner.alloc import live_lower_bound
 from planner.alloc.csv_format import format_csv
+from planner.alloc.instances import guillotine
 from planner.analysis import baseline_peak, storage_intervals
 from planner.cli import main
 from planner.graph import Graph

@@ -1,4 +1,4 @@
-"""minimalloc's CSV format (REFERENCE.md §4): ``id,lower,upper,size[,alignment]``, one buffer a
+"""minimalloc's CSV format (``docs/alloc.md``): ``id,lower,upper,size[,alignment]``, one buffer a
 line, half-open lifespans; a solution adds an ``offset`` column.
 
 Columns are found by their header name (any order, surrounding spaces ignored); any problem
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from planner.errors import UserError
 
-from .solve import Buffer
+from .problem import Buffer
 
 REQUIRED = ("id", "lower", "upper", "size")
 OPTIONAL = ("alignment", "offset")

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .solve import Buffer, _arrays, _greedy_offsets
+from .greedy import by_size, fit_offsets
+from .problem import Buffer, as_arrays
 
 
 def guillotine(n: int, seed: int = 0, horizon: int = 1000, capacity: int = 1 << 20,
@@ -85,7 +86,8 @@ def trace(n: int, seed: int = 0, long_frac: float = 0.05, columns: int = 4,
         lo = int(rng.integers(0, horizon - length + 1))
         rows.append((lo, lo + length, size))
     bufs = [Buffer(f"t{i}", lo, up, sz) for i, (lo, up, sz) in enumerate(rows)]
-    off = _greedy_offsets(*_arrays(bufs)).tolist()
+    arr = as_arrays(bufs)
+    off = fit_offsets(*arr, by_size(*arr[:3])).tolist()
     cap = max(o + b.size for o, b in zip(off, bufs))
     placed = [(b.lower, b.upper, o, o + b.size) for b, o in zip(bufs, off)]
     for t in sorted(rng.choice(horizon, size=min(columns, horizon), replace=False).tolist()):

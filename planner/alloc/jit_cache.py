@@ -113,10 +113,10 @@ def warm(lock: Path | None = None) -> None:
     answer is known, then write the marker (through a temp file and a rename)."""
     import numpy as np
 
-    from .search import _JitSearch
+    from .jit_search import JitSearch
     try:
         # two buffers meeting in time, capacity 3: one at 0 (size 1), one at 1 (size 2)
-        st = _JitSearch(np.array([0, 0]), np.array([2, 2]), np.array([1, 2]), np.array([1, 1]), 3)
+        st = JitSearch(np.array([0, 0]), np.array([2, 2]), np.array([1, 2]), np.array([1, 1]), 3)
         ok = st.run(np.arange(2), 1e9, float("inf"))
         if not ok or sorted(zip(st.offset.tolist(), st.size.tolist())) not in ([(0, 2), (2, 1)], [(0, 1), (1, 2)]):
             raise RuntimeError(f"compiled DSA kernel gave a wrong answer: {ok}, offsets {st.offset.tolist()}")

@@ -1,6 +1,6 @@
-"""The DSA search's inner loop compiled with numba: the same search as ``dsa_search._Search``
+"""The DSA search's inner loop compiled with numba: the same search as ``search.PySearch``
 (rules and proofs in ``planner.alloc.search``), node for node and in the same order, so
-the two give the same offsets and the same node counts (``tests/test_dsa_search.py`` checks
+the two give the same offsets and the same node counts (``tests/test_alloc_search.py`` checks
 it on generated instances).
 
 Why compiled: the search spends its time in tiny per-node loops (a buffer's neighbours, the
@@ -186,13 +186,13 @@ def _before(k0, k1, k2, k3, i, j):
 def _candidates(S, I, pool, cu, cm, lo, hi, floor, last, out):
     """The candidates for the next placement among U = pool[cu:cu + cm], in the order they are
     tried, written to pool[out:out + nc] with their offsets at pool[out + nc:out + 2 nc];
-    returns nc. Rules in ``dsa_search._Search._expand``: minimum offset at or above the floor
+    returns nc. Rules in ``search.PySearch._expand``: minimum offset at or above the floor
     (right of ``last`` at the floor), below C - the largest unplaced total of the region, not
     dominated, not above a higher-ranked twin; ordered by minimum offset, then no hole under it
     first, then leftmost start, then the preorder."""
     size, a, e, minoff, total, sky, rank = S[SIZE], S[A], S[E], S[MINOFF], S[TOTAL], S[SKY], S[RANK]
     twins = I[I_TWINS] == 1
-    # stranded buffers (``dsa_search._Search._stranded``): the node fails
+    # stranded buffers (``search.PySearch._stranded``): the node fails
     unpl, nbp, nbi = S[UNPL], S[NBP], S[NBI]
     for i in range(cm):
         u = pool[cu + i]
@@ -402,7 +402,7 @@ def _group_call(pool, f):
 @nb.njit(cache=True)
 def run(S, I, memo, limit, deadline):
     """One run from scratch: 1 found, 0 proved infeasible, -1 cut off (state reset). The
-    search of ``dsa_search._Search.node`` with its recursion on an explicit stack: a call
+    search of ``search.PySearch.node`` with its recursion on an explicit stack: a call
     (U, lo, hi, floor, last, placed) is evaluated to a result, or pushes a frame and becomes
     the frame's first child call; results go up the frames."""
     undo_to(S, I, 0)

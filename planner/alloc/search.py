@@ -1,89 +1,31 @@
-"""Exact DSA feasibility search: depth-first over canonical solutions (after minimalloc).
+"""The exact DSA feasibility search in Python: depth-first over canonical placements (after
+minimalloc). This is the reference; ``jit_search.JitSearch`` runs the same nodes compiled, and
+``searcher.Searcher`` drives either in restarts.
 
-Why it is complete. Take the *least* feasible placement: the least weighted sum of offsets
-sum(size_b^2 * offset_b), ties broken by the offsets in buffer order, lexicographically (any
-positive weights would do for the rules below but the last; these make it hold). No buffer
-in it can move down, so each buffer sits at the lowest aligned offset above the buffers below
-it that it meets in time ("canonical"). List its buffers by (offset, lower): each one's offset is
-then exactly its *minimum offset* given the buffers listed before it, and offsets never
-decrease. The search enumerates such lists, so it finds that placement unless a pruning rule
-below removes it, and each rule is proved not to:
-
-- *floor*: the next buffer's offset is >= the last one's (the floor), and at equal offsets
-  lifespans go left to right (buffers at one offset do not meet in time, so any order gives
-  the same placement, and this one fills the lowest level from the left, bottom-left style);
-- *section inference*: time is cut into sections at lifespan ends; every unplaced buffer
-  covering a section lies at or above max(its minimum offset, floor), and they stack there,
-  so min over them + their total size <= capacity;
-- *dominance*: placing a buffer at offset o is pointless when another unplaced buffer b'
-  would fit entirely below o at its minimum offset (minoff(b') + size(b') <= o): moving b'
-  down there keeps the placement valid and lowers the weighted sum, so the least placement
-  never takes this branch;
-- *decomposition*: when no unplaced buffer crosses some time boundary, the two sides are
-  independent sub-problems (each keeps the floor); both must succeed, and the failure of
-  one fails the node without trying other choices in the other (minimalloc's partitions,
-  applied at every node, so they also appear once the long buffers are placed);
-- *stranded*: an unplaced buffer b below the floor (or at it, left of ``last``) is not at
-  its place in the least placement (that would list it earlier), so some unplaced buffer
-  below it raises it there; take the first such z in the listing, the first to meet b: b's
-  minimum offset is unchanged until z is placed, so by dominance z goes below minoff(b) +
-  size(b), and at or above the floor and minoff(z). When no unplaced z meeting b has
-  max(floor, minoff(z)) < minoff(b) + size(b), the node fails. Without it the search walked
-  into such states on the schedules exact places (the hole-first order at one offset leaves
-  a buffer left of ``last``): unet at 0.4, the optimal guided schedule's 212 blocks of 64
-  units and more, was not placed in 60 s (10.8M nodes), now in 2.8 s (472k nodes);
-  ``bench/bench_dsa.py --families holes,tiling,trace --no-cpsat --engine search``: 12/18 within
-  60 s (was 11/18: trace 449 seed 0 now in 0.52 s);
-- a lone unplaced buffer (nothing left meets it, minimalloc's "hatless" case) goes straight
-  to its minimum offset; below the floor it cannot (the least placement would have it
-  there), so the branch fails;
-- *stacked twins*: twins are buffers with the same lifespan and alignment (sizes multiples
-  of it). When q would sit directly on its twin p (offset(q) = offset(p) + size(p)), the two
-  can swap: q at offset(p), p on top of it cover the same rectangle, and stay aligned. The
-  swap changes the weighted sum by size(p) * size(q) * (size(p) - size(q)), so in the least
-  placement the lower one of two stacked twins is the larger, or of equal size with the
-  smaller index (the swap would lower the smaller index's offset). The search skips q when
-  it breaks that, i.e. when the last placed twin of q (the highest: twins meet in time, so
-  they are placed bottom-up) ends exactly at q's minimum offset and ranks after q by
-  (size descending, index). The failure memo keys carry these flags, the only state outside a
-  sub-problem that the rule reads.
-
-Every rule above holds for the least placement, so the search follows its listing to the end.
-The twin rule matters where stacks of equal lifespans are common (guillotine tilings cut them
-horizontally; traces repeat layers): without it every order of such a stack is tried.
-``bench/bench_dsa.py --families holes,tiling,trace --engine search --no-cpsat`` (60 s, 2 seeds,
-150-450 buffers): 11/18 solved (was 10/18; tiling 300 seed 1 in 12.3 s, was a timeout), holes
-150 seed 0 in 7.1k nodes (was 20.7k), 300 seed 0 in 2.3k (was 9.3k).
-
-Candidates at a node are tried by minimum offset, then those that leave no hole under them
-(every section they cover is already filled up to their offset) before those that do, then
-leftmost start (bottom-left: leaving the leftmost gap of a level empty is the last resort),
-then a static preorder. The hole test is an ordering only (every candidate is still tried);
-on the ``holes`` family of ``bench/bench_dsa.py`` it is what lets the search finish where
-holes accumulate past the slack of nearly tight sections (150 buffers, seed 1: 2.7k nodes,
-was > 300k without an answer). Runs restart round-robin over preorders (lifespan / size /
-area first, as minimalloc's "TAW,WAT,AWT") and over the instance and its time reversal
-(right-to-left filling), with a backtrack limit that doubles after each round, so that a
-lucky order finds a placement early; only a run that finishes within its limit proves
-infeasibility. Everything is single-threaded and deterministic for a seed (apart from where a
-time limit cuts it off).
-
-The search runs compiled (``_JitSearch``: the node loop in ``planner.alloc.kernel``, numba)
-once numba's cache holds it (``planner.alloc.jit_cache``), and in Python (``_Search``, the
-reference) before that; both visit the same nodes in the same order, so the answer never
-depends on which ran. Measured on holes 300 seed 1 (315 buffers): 8.3k nodes/s in Python,
-175k compiled (21x); ``bench/bench_dsa_kernel.py`` (12 tight instances, 5,000 backtracks
-each, the same nodes in both): median 21-26x, 7-39x. It does not change which instances are
-solved: ``bench_dsa --engine search`` 11/18 in 60 s as before (tiling 300 seed 1 in 0.8 s,
-was 12.3 s); the holes instances of 315, 448 and 467 buffers still time out (2.35M nodes in
-300 s of the Python search, about 10M in 60 s compiled), as do the 250-500-buffer gap-eviction
-schedules of layered graphs that CP-SAT places (``schedule.PLACE_CPSAT_LEAD``).
+Complete: take the *least* feasible placement (least sum(size_b^2 * offset_b), ties by the
+offsets in buffer order). Each of its buffers sits at the lowest aligned offset above the
+buffers below it that it meets in time, so listed by (offset, lower) each buffer's offset is
+its minimum offset given those before it. The search enumerates such lists and each pruning
+rule keeps that one:
+- *floor*: offsets never decrease; at one offset lifespans go left to right;
+- *section inference*: the unplaced buffers covering a section stack at or above
+  max(minimum offset, floor), so they must fit under the capacity together;
+- *dominance*: offset o is pointless when another unplaced buffer would fit wholly below o;
+- *decomposition*: when no unplaced buffer crosses a time boundary, the two sides are
+  independent; the failure of one fails the node;
+- *stranded*: an unplaced buffer below the floor must be raised there by an unplaced buffer
+  that meets it and can still go below its top; when none can, the node fails;
+- *hatless*: a buffer nothing unplaced meets goes straight to its minimum offset;
+- *stacked twins*: two buffers of equal lifespan and alignment stacked directly can swap, so
+  in the least placement the lower is the larger (ties: smaller index).
+Candidates are tried by minimum offset, then those that leave no hole under them, then
+leftmost start, then a static preorder. Failed sub-problems are memoised by a digest of what
+they read. The proofs and the measurements behind each rule: ``docs/alloc.md``.
 """
 from __future__ import annotations
 
 import hashlib
 import logging
-import sys
 import time
 from dataclasses import dataclass
 
@@ -93,12 +35,10 @@ log = logging.getLogger(__name__)
 
 _BIG = np.int64(1) << np.int64(61)
 PREORDERS = ("TAW", "WAT", "AWT")  # T: lifespan, A: area, W: size (width), largest first
-TWINS = True  # the stacked-twins rule (see the module docstring); False only for ablations
+TWINS = True  # the stacked-twins rule (the module docstring); False only for ablations
 STRANDED = True  # the stranded-buffer rule; False only for ablations (of the Python search)
 PAIR_LIMIT = 4_000_000  # (buffer, section) incidences kept for section inference
 NBR_LIMIT = 3000        # neighbour lists precomputed up to this many buffers
-JIT = True              # the compiled search (planner.alloc.kernel); False: the Python one
-JIT_MAX_PAIRS = 20_000_000  # the compiled search's trail: 16 bytes per meeting pair, 8 per cover
 
 
 class _Abort(Exception):
@@ -130,7 +70,7 @@ def preorder_rank(lower: np.ndarray, upper: np.ndarray, size: np.ndarray, key: s
     return rank
 
 
-class _Search:
+class PySearch:
     """State of one feasibility search at a fixed capacity (all arrays, undo by a trail)."""
 
     def __init__(self, lower, upper, size, align, capacity: int):
@@ -404,169 +344,3 @@ def meeting_pairs(lower: np.ndarray, upper: np.ndarray) -> int:
     ways): j meets b unless it ends by b's start (then it also starts before b's end)."""
     sl, su = np.sort(lower), np.sort(upper)
     return int((np.searchsorted(sl, upper, "left") - np.searchsorted(su, lower, "right") - 1).sum())
-
-
-def _engine(lower: np.ndarray, upper: np.ndarray):
-    """The compiled search (``_JitSearch``) when numba's cache holds it (``planner.alloc.jit_cache``:
-    else it is compiled in the background meanwhile) and its undo trail fits in memory
-    (``JIT_MAX_PAIRS`` meeting pairs); otherwise the same search in Python."""
-    from .jit_cache import mode
-
-    if not JIT or mode() != "jit":
-        return _Search
-    pairs = meeting_pairs(lower, upper)
-    bounds = np.unique(np.concatenate([lower, upper]))
-    covers = int((np.searchsorted(bounds, upper) - np.searchsorted(bounds, lower)).sum())
-    if max(pairs, covers) > JIT_MAX_PAIRS:
-        # the compiled trail is allocated whole up front, the Python one as the search deepens
-        log.info("dsa search: %d meeting pairs, %d (buffer, section) covers, above %d: the Python "
-                 "search (slower, same answers)", pairs, covers, JIT_MAX_PAIRS)
-        return _Search
-    return _JitSearch
-
-
-class Searcher:
-    """The exact search as a resumable object: ``advance(deadline)`` continues the round-robin
-    of runs where the last call stopped (a run cut off by the deadline is redone), keeping
-    the failure memos, so a portfolio can interleave it with another engine."""
-
-    def __init__(self, lower, upper, size, align, capacity: int, seed: int = 0,
-                 first_limit: int = 1000, preorders: tuple[str, ...] = PREORDERS):
-        lower, upper = np.asarray(lower, dtype=np.int64), np.asarray(upper, dtype=np.int64)
-        size, align = np.asarray(size, dtype=np.int64), np.asarray(align, dtype=np.int64)
-        self.n = len(size)
-        self.live = live = np.flatnonzero(size > 0)
-        self.decided: str | None = None   # "found" | "infeasible" once known
-        self.offsets: np.ndarray | None = None
-        self.nodes = self.backtracks = self.runs = 0
-        self.seconds = 0.0
-        if live.size == 0:
-            self.decided, self.offsets = "found", np.zeros(self.n, dtype=np.int64)
-            return
-        if int(size.max()) > capacity:
-            self.decided = "infeasible"
-            return
-        lo_, up_, sz_, al_ = lower[live], upper[live], size[live], align[live]
-        horizon = int(up_.max())
-        # Two searches: forward in time and on the time-reversed instance (same offsets solve
-        # both). Bottom-left filling goes left-to-right in one and right-to-left in the other,
-        # and run lengths are heavy-tailed, so alternating between them pays.
-        engine = _engine(lo_, up_)
-        fwd = engine(lo_, up_, sz_, al_, capacity)
-        if int(fwd.total.max()) > capacity:
-            self.decided = "infeasible"
-            return
-        states = [fwd, engine(horizon - up_, horizon - lo_, sz_, al_, capacity)]
-        tiebreak = np.random.default_rng(seed).permutation(live.size)
-        ranks = [preorder_rank(lo_, up_, sz_, k, tiebreak) for k in preorders]
-        self.cycle = [(st, rank) for rank in ranks for st in states]
-        self.limit = float(first_limit)
-
-    def advance(self, deadline: float) -> SearchOutcome:
-        t0 = time.perf_counter()
-        if self.decided is None:
-            old_limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(old_limit, 4 * self.live.size + 1000))
-            try:
-                self._advance(deadline)
-            finally:
-                sys.setrecursionlimit(old_limit)
-        self.seconds += time.perf_counter() - t0
-        status = self.decided or "timeout"
-        return SearchOutcome(status, self.offsets if status == "found" else None, self.nodes,
-                             self.backtracks, self.runs, self.seconds)
-
-    def _advance(self, deadline: float) -> None:
-        while True:
-            st, rank = self.cycle[self.runs % len(self.cycle)]
-            res = st.run(rank, self.limit, deadline)
-            self.nodes += st.nodes
-            self.backtracks += st.backtracks
-            st.nodes = 0
-            if res is None and time.perf_counter() > deadline:
-                return  # cut off by time: this run is redone on the next call
-            self.runs += 1
-            if res is not None:
-                break
-            if self.runs % len(self.cycle) == 0:
-                self.limit *= 2
-        log.debug("dsa search: %s after %d nodes, %d backtracks, %d runs", res, self.nodes,
-                  self.backtracks, self.runs)
-        if res:
-            self.offsets = np.zeros(self.n, dtype=np.int64)
-            self.offsets[self.live] = st.offset
-            self.decided = "found"
-        else:
-            self.decided = "infeasible"
-
-
-def search(lower: np.ndarray, upper: np.ndarray, size: np.ndarray, align: np.ndarray,
-           capacity: int, deadline: float = float("inf"), seed: int = 0,
-           first_limit: int = 1000, preorders: tuple[str, ...] = PREORDERS) -> SearchOutcome:
-    """Find offsets within ``capacity`` or prove there are none (before ``deadline``,
-    a ``time.perf_counter()`` value). Zero-size buffers go to offset 0."""
-    return Searcher(lower, upper, size, align, capacity, seed, first_limit, preorders).advance(deadline)
-
-
-class _JitSearch(_Search):
-    """``_Search`` with its node loop compiled (``planner.alloc.kernel``): the same
-    precomputation, nodes, order and answers; the kernel works on this object's arrays."""
-
-    def __init__(self, lower, upper, size, align, capacity: int):
-        super().__init__(lower, upper, size, align, capacity)
-        from . import kernel as K
-
-        n = self.n
-        i64 = np.int64
-        if self.nbrs is not None:
-            nbp = np.zeros(n + 1, dtype=i64)
-            nbp[1:] = np.cumsum([len(x) for x in self.nbrs])
-            nbi = np.concatenate(self.nbrs).astype(i64) if n else np.zeros(0, dtype=i64)
-            moves = len(nbi)
-        else:  # neighbours found on the fly; the trail still holds at most every pair once
-            nbp = nbi = np.zeros(0, dtype=i64)
-            moves = meeting_pairs(self.a, self.e)
-        empty = np.zeros(1, dtype=i64)
-        arrays = {
-            K.SIZE: self.size, K.AL: self.al, K.A: self.a, K.E: self.e, K.NBP: nbp, K.NBI: nbi,
-            K.MINOFF: self.minoff, K.UNPL: self._unpl, K.OFFSET: self.offset, K.TOTAL: self.total,
-            K.CROSS: self.cross, K.SKY: self.sky,
-            K.PBUF: self.pair_buf if self.strong else empty, K.SPTR: self.sec_ptr if self.strong else empty,
-            K.CLS: self.cls, K.CLAST: self.cls_last, K.TRANK: self.twin_rank, K.RANK: np.arange(n, dtype=i64),
-            K.TRB: np.zeros(n, dtype=i64), K.TRPREV: np.zeros(n, dtype=i64), K.TRMO: np.zeros(n + 1, dtype=i64),
-            K.MOI: np.zeros(max(1, moves), dtype=i64), K.MOO: np.zeros(max(1, moves), dtype=i64),
-            K.TRSKY: np.zeros(n + 1, dtype=i64), K.SKYSTK: np.zeros(max(1, int((self.e - self.a).sum())), dtype=i64),
-        }
-        for arr in arrays.values():
-            assert arr.dtype == i64 and arr.flags.c_contiguous
-        self.state = tuple(arrays[i] for i in range(len(arrays)))
-        self.scalars = np.zeros(K.N_SCALARS, dtype=i64)
-        sc = self.scalars
-        sc[K.I_N], sc[K.I_C], sc[K.I_G] = n, self.C, self.g
-        sc[K.I_ALIGNED], sc[K.I_TWINS], sc[K.I_STRONG] = int(self.aligned), int(self.twins), int(self.strong)
-        sc[K.I_MEMO] = K.MEMO_MAX
-        self.memo = K.new_memo()
-        self._k = K
-
-    @property
-    def unplaced(self) -> np.ndarray:
-        return self._unpl.astype(bool)
-
-    @unplaced.setter
-    def unplaced(self, value) -> None:
-        self._unpl = np.asarray(value, dtype=np.int64).copy()
-
-    def place(self, b: int, o: int) -> None:
-        self._k.place(self.state, self.scalars, b, o)
-
-    def undo_to(self, mark: int) -> None:
-        self._k.undo_to(self.state, self.scalars, mark)
-
-    def run(self, rank: np.ndarray, limit: float, deadline: float) -> bool | None:
-        K = self._k
-        self.state[K.RANK][:] = rank
-        self.scalars[K.I_NODES] = self.nodes
-        r = K.run(self.state, self.scalars, self.memo, int(min(limit, 2.0 ** 62)), float(deadline))
-        self.nodes = int(self.scalars[K.I_NODES])
-        self.backtracks = int(self.scalars[K.I_BT])
-        return None if r == -1 else bool(r)

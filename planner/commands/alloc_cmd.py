@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from planner.alloc.solve import check_solution, solve_dsa
+    from planner.alloc import check_solution, solve_dsa
     from planner.alloc.csv_format import read_csv, write_csv
 
     if args.capacity is not None and args.capacity < 0:

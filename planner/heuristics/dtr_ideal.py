@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..addrspace import AddressSpace
 import numpy as np
 
+from ..addrspace import AddressSpace
+from ..alloc import greedy_offsets
 from ..graph import Graph
 from ..params import SolveParams
 from ..result import Result
@@ -60,42 +61,14 @@ def place_afterwards(rt) -> tuple[list[int] | None, str]:
             life_start[ev] = k
         else:
             life_end[~ev] = k - 1
-    got = greedy_by_size(np.asarray(sizes, dtype=np.int64), life_start, life_end, rt.budget)
+    n = len(sizes)
+    got = greedy_offsets(life_start, life_end + 1, np.asarray(sizes, dtype=np.int64),
+                         np.ones(n, dtype=np.int64), capacity=rt.budget)  # sizes are aligned already
     if got is not None:
         return got.tolist(), "scalar run, addresses by offline greedy-by-size"
     tried = "first-fit or best-fit replay or offline greedy-by-size"
     return None, (f"the scalar run fits {rt.budget} bytes as a number (peak {rt.mem.peak_used}) but its "
                   f"allocations do not fit [0, {rt.budget}) with {tried}")
-
-
-def greedy_by_size(sizes: np.ndarray, start: np.ndarray, end: np.ndarray, capacity: int) -> np.ndarray | None:
-    """Offline placement of fixed lifetimes (inclusive [start, end] in event order), largest
-    first (ties: earliest start), each at the lowest offset free over its whole lifetime
-    (TFLite's greedy-by-size); None when one does not fit ``capacity``. Sizes are aligned,
-    so offsets are too. Vectorised: O(n) numpy work per block."""
-    n = len(sizes)
-    off = np.zeros(n, dtype=np.int64)
-    placed = np.zeros(n, dtype=bool)
-    for i in np.lexsort((start, -sizes)):
-        s = sizes[i]
-        if s == 0:
-            continue
-        idx = np.nonzero(placed & (start <= end[i]) & (end >= start[i]))[0]
-        cand = 0
-        if len(idx):
-            o = off[idx]
-            order = np.argsort(o, kind="stable")
-            o = o[order]
-            e = o + sizes[idx][order]
-            reach = np.maximum.accumulate(e)
-            lows = np.concatenate(([0], reach[:-1]))
-            fits = np.nonzero(o - lows >= s)[0]
-            cand = int(lows[fits[0]]) if len(fits) else int(reach[-1])
-        if cand + s > capacity:
-            return None
-        off[i] = cand
-        placed[i] = True
-    return off
 
 
 def _config(params: SolveParams) -> SimConfig:
