@@ -1,8 +1,8 @@
 """The plain CP-SAT model of DSA: one (time × address) rectangle per buffer in
 ``add_no_overlap_2d``, offsets as aligned integer variables, and optionally the peak minimised.
 
-This is the textbook model (REFERENCE.md §3, "Addresses jointly"); the issue notes that it
-solves none of minimalloc's challenging instances in 60 s. With its default search it is the
+This is the textbook model (as in OLLA / MODeL, Steiner et al. 2023); it solves none of
+minimalloc's challenging instances in 60 s. With its default search it is the
 yardstick of ``bench/bench_dsa.py``; with ``bottom_left`` (a fixed search: the buffer whose
 offset can be lowest, at its lowest value, as the canonical search branches) it is the
 engine ``cp-sat`` of ``solve_dsa``.
