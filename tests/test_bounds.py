@@ -34,14 +34,14 @@ def test_bound_never_exceeds_the_brute_force_optimum(seed, n, frac):
     assert sum(p.cost) + cb <= cost * (1 + 1e-9) + 1e-9
 
 
-@pytest.mark.parametrize("method", ["coop", "dtr", "dte"])
-@pytest.mark.parametrize("ratio", [0.5, 0.6, 0.8])
+# every (heuristic, ratio) that plans unet-tiny (dtr finds none at 0.5 and 0.6)
+@pytest.mark.parametrize("method,ratio", [("coop", 0.5), ("coop", 0.6), ("coop", 0.8), ("dtr", 0.8),
+                                          ("dte", 0.5), ("dte", 0.6), ("dte", 0.8)])
 def test_bound_below_every_heuristic_plan(method, ratio):
     g = load_model("unet-tiny")
     budget = int(ratio * baseline_peak(g))
     res = solve(g, budget, method, SolveParams())
-    if not res.has_plan:
-        pytest.skip(f"{method} has no plan at {ratio}")
+    assert res.has_plan, f"{method} found no plan for unet-tiny at {ratio}: {res.message}"
     p = extract(g)
     kb, _ = knapsack_bound(p, p.capacity(budget))
     cb, _, _ = closure_bound(p, p.capacity(budget))

@@ -107,11 +107,20 @@ def test_list_and_info(capsys):
 
 
 def test_graph_file_round_trip(capsys, tmp_path):
+    from planner.analysis import baseline_peak
+    from planner.plan import Plan
     from planner.synthetic import ushape
     g = tmp_path / "g.json"
     ushape(3).save(str(g))
-    rc, out, _ = run(["solve", "--graph", str(g), "--ratio", "1.0", "--method", "none", "--json"], capsys)
-    assert json.loads(out)["baseline_peak_bytes"] > 0 and rc in (0, 3)
+    plan = tmp_path / "plan.json"
+    rc, out, _ = run(["solve", "--graph", str(g), "--ratio", "1.0", "--method", "none", "--json",
+                      "--out", str(plan)], capsys)
+    d = json.loads(out)
+    # the plain schedule of ushape:3 has a placement within its own peak (ratio 1.0): every op
+    # once is optimal, and the plan names the graph the file holds
+    assert rc == 0 and d["status"] == "optimal" and d["valid"] is True and d["overhead"] == 0
+    assert d["baseline_peak_bytes"] == baseline_peak(ushape(3))
+    assert Plan.load(str(plan)).graph_hash == ushape(3).hash
 
 
 def test_real_subprocess():

@@ -131,8 +131,7 @@ def test_save_plans_keeps_validated_plans(tmp_path):
 
     spec = replace(SMALL, save_plans=True, grids=(Grid(("chain:8",), (0.6,), ("coop",)),))
     (rec,) = run_study(spec, tmp_path, outputs=False).records
-    if rec["status"] not in ("optimal", "feasible"):
-        pytest.skip(f"coop found no plan here ({rec['status']}) in this build")
+    assert rec["status"] in ("optimal", "feasible"), rec  # coop plans chain:8 at 0.6
     plan = Plan.load(str(tmp_path / rec["plan_path"]))
     assert validate(load_model("chain:8"), plan).valid
 
