@@ -27,13 +27,13 @@ def _online(sizes: dict[int, int], life: dict[int, tuple[int, int]], n: int, bud
     for r, (s, e) in life.items():
         by_start.setdefault(s, []).append(r)
         by_end.setdefault(e, []).append(r)
-    space = AddressSpace(budget, align)
+    space = AddressSpace(budget, align, policy)
     offset: dict[int, int] = {}
     for j in range(-1, n):
         for r in by_end.get(j - 1, ()):
             space.release(offset[r], sizes[r])
         for r in sorted(by_start.get(j, ()), key=lambda r: -sizes[r]):
-            off = space.alloc(sizes[r], policy)
+            off = space.alloc(sizes[r])
             if off is None:
                 return None
             offset[r] = off

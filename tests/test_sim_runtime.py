@@ -12,7 +12,7 @@ from planner.heuristics.coop import SlidingWindow
 from planner.params import SolveParams
 from planner.registry import solve
 from planner.sim import Runtime, SimConfig
-from planner.sim.arena import Arena
+from planner.addrspace import AddressSpace
 
 K = 512  # one aligned unit
 
@@ -90,14 +90,14 @@ def test_runtime_refuses_a_heuristic_it_cannot_serve():
         Runtime(g, 10 * K, SlidingWindow(), SimConfig(addresses=False))
 
 
-def test_arena_first_fit_best_fit_and_high_end():
-    a = Arena(10 * K, K, "first-fit")
+def test_address_space_first_fit_best_fit_and_high_end():
+    a = AddressSpace(10 * K, K, "first-fit")
     for i, off in enumerate((0, 2 * K, 5 * K)):
         a.take(off, K, i)
     # holes: [K,2K) [3K,5K) [6K,10K)
     assert a.find(K) == K and a.find(2 * K) == 3 * K and a.find(K, high=True) == 9 * K
     assert a.adjacent_free(2 * K, K) == 3 * K
-    b = Arena(10 * K, K, "best-fit")
+    b = AddressSpace(10 * K, K, "best-fit")
     for i, off in enumerate((0, 2 * K, 5 * K)):
         b.take(off, K, i)
     assert b.find(2 * K) == 3 * K and b.find(3 * K) == 6 * K

@@ -18,7 +18,7 @@ from ..graph import Graph
 from ..params import SolveParams
 from ..result import Result
 from ..sim import SimConfig
-from ..sim.arena import align_down
+from ..addrspace import align_down
 from .common import dte_score, evict_by_score, simulate
 
 INF = float("inf")

@@ -39,12 +39,12 @@ def place_afterwards(rt) -> tuple[list[int] | None, str]:
     log = rt.mem.log
     sizes = rt.b_size
     for policy in ("first-fit", "best-fit"):
-        space = AddressSpace(rt.budget, rt.cfg.alignment)
+        space = AddressSpace(rt.budget, rt.cfg.alignment, policy)
         off = [0] * len(sizes)
         ok = True
         for ev in log:
             if ev >= 0:
-                o = space.alloc(sizes[ev], policy)
+                o = space.alloc(sizes[ev])
                 if o is None:
                     ok = False
                     break

@@ -27,11 +27,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..addrspace import align_up
+from ..addrspace import AddressSpace as Arena, align_up
 from ..graph import Graph
 from ..plan import Plan, Step
-from .arena import Arena, ScalarArena
 from .neighbours import Neighbourhood
+from .scalar import ScalarArena
 
 log = logging.getLogger(__name__)
 
