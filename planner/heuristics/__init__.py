@@ -6,11 +6,14 @@ runtime (``needs``), and the runtime refuses one it cannot serve.
 """
 from ..registry import register
 
-register("coop", "planner.heuristics.coop:solve_coop", "heuristic",
-         "Coop: sliding-window eviction, cheap-tensor partitioning, recomputable in-place (address-level)")
-register("dtr", "planner.heuristics.dtr:solve_dtr", "heuristic",
-         "DTR: evict lowest c'/(bytes*staleness) one at a time, on the address-level allocator")
-register("dte", "planner.heuristics.dte:solve_dte", "heuristic",
-         "DTE (MegEngine): DTR's score with the free bytes next to each block added to its size")
-register("dtr-ideal", "planner.heuristics.dtr_ideal:solve_dtr_ideal", "heuristic",
-         "DTR on a scalar memory model (paper simulator: exact e*, eager frees, thrash limit); addresses placed afterwards")
+# (name, module:function, one line for ``planner list``)
+_METHODS = (
+    ("coop", "coop:solve_coop",
+     "Coop: sliding-window eviction, cheap-tensor partitioning, recomputable in-place (address-level)"),
+    ("dtr", "dtr:solve_dtr", "DTR: evict lowest c'/(bytes*staleness) one at a time, on the address-level allocator"),
+    ("dte", "dte:solve_dte", "DTE (MegEngine): DTR's score with the free bytes next to each block added to its size"),
+    ("dtr-ideal", "dtr_ideal:solve_dtr_ideal",
+     "DTR on a scalar memory model (paper simulator: exact e*, eager frees, thrash limit); addresses placed afterwards"),
+)
+for _name, _target, _doc in _METHODS:
+    register(_name, f"planner.heuristics.{_target}", "heuristic", _doc)

@@ -14,12 +14,13 @@
 """
 from __future__ import annotations
 
+from ..addrspace import align_down
 from ..graph import Graph
 from ..params import SolveParams
 from ..result import Result
 from ..sim import SimConfig
-from ..addrspace import align_down
-from .common import dte_score, evict_by_score, simulate
+from .dte import DTE
+from .eviction import simulate
 
 INF = float("inf")
 
@@ -94,10 +95,6 @@ def solve_coop(g: Graph, budget: int, params: SolveParams) -> Result:
     return res.with_(stats={**res.stats, "sliding_window": params.sliding_window})
 
 
-class _DTEFallback:
+class _DTEFallback(DTE):
     """``--no-sliding-window``: DTE's eviction loop inside Coop's runtime."""
     name = "coop-no-window"
-    needs = frozenset({"addresses"})
-
-    def make_room(self, rt, size: int, high: bool) -> int | None:
-        return evict_by_score(rt, size, high, dte_score)

@@ -6,19 +6,14 @@ from __future__ import annotations
 from ..graph import Graph
 from ..params import SolveParams
 from ..result import Result
-from ..sim import SimConfig
-from .common import dte_score, evict_by_score, simulate
+from .eviction import ByScore, address_config, dte_score, simulate
 
 
-class DTE:
+class DTE(ByScore):
     name = "dte"
     needs = frozenset({"addresses"})  # free neighbours exist only in an address space
-
-    def make_room(self, rt, size: int, high: bool) -> int | None:
-        return evict_by_score(rt, size, high, dte_score)
+    score = staticmethod(dte_score)
 
 
 def solve_dte(g: Graph, budget: int, params: SolveParams) -> Result:
-    cfg = SimConfig(alignment=params.alignment, policy=params.alloc_policy, addresses=True,
-                    inplace=False, partition=False, exact_neighbours=False, method="dte")
-    return simulate("dte", g, budget, params, DTE(), cfg)
+    return simulate("dte", g, budget, params, DTE(), address_config("dte", params))

@@ -6,19 +6,14 @@ from __future__ import annotations
 from ..graph import Graph
 from ..params import SolveParams
 from ..result import Result
-from ..sim import SimConfig
-from .common import dtr_score, evict_by_score, simulate
+from .eviction import ByScore, address_config, dtr_score, simulate
 
 
-class DTR:
+class DTR(ByScore):
     name = "dtr"
     needs = frozenset()  # any memory model; addresses only decide whether an allocation fits
-
-    def make_room(self, rt, size: int, high: bool) -> int | None:
-        return evict_by_score(rt, size, high, dtr_score)
+    score = staticmethod(dtr_score)
 
 
 def solve_dtr(g: Graph, budget: int, params: SolveParams) -> Result:
-    cfg = SimConfig(alignment=params.alignment, policy=params.alloc_policy, addresses=True,
-                    inplace=False, partition=False, exact_neighbours=False, method="dtr")
-    return simulate("dtr", g, budget, params, DTR(), cfg)
+    return simulate("dtr", g, budget, params, DTR(), address_config("dtr", params))

@@ -23,15 +23,13 @@ from ..graph import Graph
 from ..params import SolveParams
 from ..result import Result
 from ..sim import Infeasible, Runtime, SimConfig
-from .common import dtr_score, evict_by_score, simulate
+from .eviction import ByScore, dtr_score, simulate
 
 
-class DTRIdeal:
+class DTRIdeal(ByScore):
     name = "dtr-ideal"
     needs = frozenset()
-
-    def make_room(self, rt, size: int, high: bool) -> int | None:
-        return evict_by_score(rt, size, high, dtr_score)
+    score = staticmethod(dtr_score)
 
 
 def place_afterwards(rt) -> tuple[list[int] | None, str]:

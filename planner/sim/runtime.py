@@ -27,7 +27,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..addrspace import AddressSpace as Arena, align_up
+from ..addrspace import AddressSpace as Arena
+from ..addrspace import align_up
 from ..graph import Graph
 from ..plan import Plan, Step
 from .neighbours import Neighbourhood

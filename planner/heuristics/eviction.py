@@ -1,4 +1,5 @@
-"""What every heuristic shares: the score-driven eviction loop and the run -> Result wrapper."""
+"""What every heuristic shares: the score-driven eviction loop (``ByScore``), the scores, the
+simulator settings of the DTR family and the run -> Result wrapper."""
 from __future__ import annotations
 
 import time
@@ -32,6 +33,28 @@ def evict_by_score(rt: Runtime, size: int, high: bool, score: Score) -> int | No
         off = mem.find(size, high)
         if off is not None:
             return off
+
+
+class ByScore:
+    """DTR's rule with a pluggable score: evict the lowest-scoring evictable block, one at a
+    time, until the allocation fits. Subclasses name the method, the score and ``needs``
+    (what the runtime must offer for the score)."""
+    name = ""
+    needs: frozenset[str] = frozenset()
+
+    @staticmethod
+    def score(rt: Runtime, b: int) -> float:
+        raise NotImplementedError
+
+    def make_room(self, rt, size: int, high: bool) -> int | None:
+        return evict_by_score(rt, size, high, self.score)
+
+
+def address_config(method: str, params: SolveParams) -> SimConfig:
+    """DTR's runtime on the address-level allocator: in-place ops out of place, no partition,
+    union-find neighbourhoods (the settings of ``dtr`` and ``dte``)."""
+    return SimConfig(alignment=params.alignment, policy=params.alloc_policy, addresses=True,
+                     inplace=False, partition=False, exact_neighbours=False, method=method)
 
 
 def dtr_score(rt: Runtime, b: int) -> float:
