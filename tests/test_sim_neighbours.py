@@ -30,5 +30,5 @@ def test_union_find_keeps_classes_and_uses_max_with_own_cost():
         nh.on_evict(t)
     nh.on_recompute(2)                          # class {1,2,3} keeps 1,3 but loses t2's cost
     assert nh.cprime(0) == 1.0 + max(10.0, 1.0)
-    # REFERENCE.md §2: each class adds max(class cost, own cost)
+    # union-find: each class adds max(class cost, own cost) (docs/heuristics.md)
     assert nh.cprime(4) == 16.0 + max(10.0, 16.0)

@@ -7,7 +7,7 @@ have to redo t (and the other way round).
 
 - ``union_find`` (DTR's PyTorch prototype, OneFlow's Coop): a class is merged when a tensor
   is evicted and never split; a recompute only subtracts the tensor's cost from its class.
-  REFERENCE.md §2's formula: c'(t) = c(t) + Σ_classes max(class cost, c(t)).
+  c'(t) = c(t) + Σ_classes max(class cost, c(t)) (``docs/heuristics.md``).
 - exact (DTR's paper simulator): classes are the connected components of the evicted
   tensors, rebuilt after a recompute splits them; c'(t) = c(t) + Σ_classes class cost.
 """

@@ -1,4 +1,4 @@
-"""Named studies. ``zoo``: the committed study of the whole zoo; ``coop-paper``: the comparisons of the Coop paper (REFERENCE.md §2) with the
+"""Named studies. ``zoo``: the committed study of the whole zoo; ``coop-paper``: the comparisons of the Coop paper (``docs/heuristics.md``) with the
 paper's figures beside ours; ``coop-paper-tiny``: the same structure on the ``-tiny`` zoo
 variants (seconds, for a quick rerun and CI)."""
 from __future__ import annotations
@@ -67,7 +67,7 @@ def paper_section(spec: StudySpec, records: list[dict[str, Any]]) -> list[str]:
     """Markdown rows: claim, the paper's figure, ours (from the validated plans of this study)."""
     n = spec.extra.get("paper_models") or {m: m for m in ZOO8}
     L = ["## The Coop paper's comparisons, side by side", "",
-         "Paper: Zhang et al., NeurIPS 2023, on an A100 80GB (figures as summarised in REFERENCE.md §2; "
+         "Paper: Zhang et al., NeurIPS 2023, on an A100 80GB (figures as listed in docs/heuristics.md; "
          "targets in shape, not digit for digit). Ours: simulated on the address-level allocator with the "
          "graphs and cost model of this repository.", "",
          "| comparison | paper | ours |", "|---|---|---|"]
