@@ -1,4 +1,4 @@
-"""Small random graphs and an exhaustive reference solver for the formulation tests.
+"""An exhaustive reference solver for the formulation tests, on the graphs of ``graphgen``.
 
 The brute force shares no code with ``formulations``: it enumerates Checkmate's schedule
 class directly on the Graph (stage t computes op t last and any subset of t's ancestors before
@@ -8,42 +8,11 @@ aligned address for every storage, and asks the independent validator about each
 from __future__ import annotations
 
 import itertools
-import random
 
-from planner.graph import Op, Tensor, make_graph
+from graphgen import A, random_graph
+
 from planner.plan import Plan, Step
 from planner.validator import validate
-
-A = 512
-
-
-def random_graph(seed: int, n: int, views: bool = True, multi: bool = True):
-    """n ops over one resident input; sizes 1-3 units of 512 bytes; costs 1-4; some ops with
-    two outputs, some views (0 bytes, cost 0); the sinks are required."""
-    rng = random.Random(seed)
-    tensors = [Tensor(0, A, "input", None, name="x")]
-    ops = []
-    for j in range(n):
-        pool = [t.id for t in tensors]
-        k = min(len(pool), rng.choice((1, 1, 2)))
-        ins = sorted(set([pool[-1]] + rng.sample(pool, k - 1))) if rng.random() < 0.6 else sorted(rng.sample(pool, k))
-        outs = []
-        src = ins[0]
-        if views and j and rng.random() < 0.15 and tensors[src].producer is not None:
-            base = src
-            t = Tensor(len(tensors), 0, "activation", j, alias_of=base, name=f"v{j}")
-            tensors.append(t)
-            ops.append(Op(j, f"view{j}", "view", (src,), (t.id,), 0.0))
-            continue
-        nout = 2 if multi and rng.random() < 0.2 else 1
-        for _ in range(nout):
-            t = Tensor(len(tensors), A * rng.randint(1, 3) - rng.choice((0, 100)), "activation", j, name=f"t{len(tensors)}")
-            tensors.append(t)
-            outs.append(t.id)
-        ops.append(Op(j, f"op{j}", "node", tuple(ins), tuple(outs), float(rng.randint(1, 4))))
-    read = {t for op in ops for t in op.inputs}
-    req = [t.id for t in tensors if t.producer is not None and t.id not in read]
-    return make_graph(f"rand:{seed}:{n}", tensors, ops, req)
 
 
 def _ancestors(g):

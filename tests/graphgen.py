@@ -1,49 +1,87 @@
-"""Random graph generators for property tests (hypothesis strategies and plain builders)."""
+"""The tests' one random graph generator: small training-like DAGs, by seed or as a hypothesis
+strategy.
+
+``random_graph(seed, n)`` builds n ops over one resident input: sizes 1-3 units of 512 bytes
+(some 100 bytes short, so padding matters), costs 1-4, some ops with two outputs, some views
+(0 bytes, cost 0); the tensors nobody reads are required. Options add what the simulator's
+tests need: parameters, in-place writes over activations, an optimizer step that updates every
+parameter in place, and empty tensors. With the options off the draws are those of the
+formulation tests' family, which their brute force (``formulation_graphs``) enumerates.
+``dags(...)`` is the same generator over hypothesis-drawn seeds and sizes.
+"""
 from __future__ import annotations
+
+import random
 
 from hypothesis import strategies as st
 
 from planner.graph import Op, Tensor, make_graph
 
-UNIT = 512  # sizes in multiples of the alignment keep padding out of exact comparisons
+A = 512  # the alignment of captured graphs; sizes are near multiples of it
 
 
-@st.composite
-def dags(draw, max_ops: int = 12, views: bool = True, inplace: bool = True, unit: int = UNIT):
-    """Random small training-like DAGs: resident tensors, ops with 1-3 outputs, optional views
-    (0-byte aliases) and in-place writes over tensors nobody reads afterwards."""
-    tensors: list[Tensor] = []
+def random_graph(seed: int, n: int, views: bool = True, multi: bool = True, *, inplace: bool = False,
+                 params: int = 0, optimizer: bool = False, empty: bool = False):
+    rng = random.Random(seed)
+    tensors = [Tensor(0, A, "input", None, name="x")]
+    for i in range(params):
+        tensors.append(Tensor(len(tensors), A * rng.randint(1, 4) - rng.choice((0, 100)), "param", None,
+                              name=f"p{i}"))
     ops: list[Op] = []
-    n_res = draw(st.integers(1, 3))
-    for i in range(n_res):
-        tensors.append(Tensor(i, draw(st.integers(0, 4)) * unit, "param" if i else "input", None, name=f"r{i}"))
-    n_ops = draw(st.integers(1, max_ops))
-    dead: set[int] = set()   # overwritten in place: may not be read again
-    for j in range(n_ops):
-        avail = [t.id for t in tensors if t.id not in dead]
-        k = draw(st.integers(1, min(3, len(avail))))
-        ins = draw(st.lists(st.sampled_from(avail), min_size=k, max_size=k, unique=True))
-        kind = draw(st.sampled_from(["plain"] * 4 + (["view"] if views else []) + (["inplace"] if inplace else [])))
-        outs: list[int] = []
-        mutated: tuple[int, ...] = ()
-        if kind == "view":
-            tid = len(tensors)
-            tensors.append(Tensor(tid, 0, "activation", j, alias_of=ins[0], name=f"v{tid}"))
-            outs = [tid]
-        elif kind == "inplace" and tensors[ins[0]].alias_of is None and tensors[ins[0]].id not in dead \
-                and not any(t.alias_of == ins[0] for t in tensors):
-            x = ins[0]
-            tid = len(tensors)
-            tensors.append(Tensor(tid, tensors[x].bytes, "activation", j, inplace_of=x, name=f"w{tid}"))
-            outs = [tid]
-            mutated = (tid,)
-            dead.add(x)
-        else:
-            for _ in range(draw(st.integers(1, 2))):
-                tid = len(tensors)
-                tensors.append(Tensor(tid, draw(st.integers(0, 6)) * unit, "activation", j, name=f"t{tid}"))
-                outs.append(tid)
-        ops.append(Op(j, f"op{j}", kind, tuple(ins), tuple(outs), float(draw(st.integers(1, 9))), mutated=mutated))
-    produced = [t.id for t in tensors if t.producer is not None and t.id not in dead]
-    required = draw(st.lists(st.sampled_from(produced), min_size=1, max_size=3, unique=True)) if produced else []
-    return make_graph("hyp", tensors, ops, required)
+    dead: set[int] = set()  # overwritten in place: never read again
+    for j in range(n):
+        pool = [t.id for t in tensors if t.id not in dead]
+        k = min(len(pool), rng.choice((1, 1, 2)))
+        ins = sorted(set([pool[-1]] + rng.sample(pool, k - 1))) if rng.random() < 0.6 else sorted(rng.sample(pool, k))
+        outs = []
+        src = ins[0]
+        if views and j and rng.random() < 0.15 and tensors[src].producer is not None:
+            t = Tensor(len(tensors), 0, "activation", j, alias_of=src, name=f"v{j}")
+            tensors.append(t)
+            ops.append(Op(j, f"view{j}", "view", (src,), (t.id,), 0.0))
+            continue
+        if inplace and rng.random() < 0.2 and _overwritable(tensors, src):
+            t = Tensor(len(tensors), tensors[src].bytes, "activation", j, inplace_of=src, name=f"w{j}")
+            tensors.append(t)
+            dead.add(src)
+            ops.append(Op(j, f"inplace{j}", "inplace", tuple(ins), (t.id,), float(rng.randint(1, 4)),
+                          mutated=(t.id,)))
+            continue
+        nout = 2 if multi and rng.random() < 0.2 else 1
+        for _ in range(nout):
+            size = A * rng.randint(1, 3) - rng.choice((0, 100))
+            if empty and rng.random() < 0.1:
+                size = 0
+            t = Tensor(len(tensors), size, "activation", j, name=f"t{len(tensors)}")
+            tensors.append(t)
+            outs.append(t.id)
+        ops.append(Op(j, f"op{j}", "node", tuple(ins), tuple(outs), float(rng.randint(1, 4))))
+    read = {t for op in ops for t in op.inputs}
+    req = [t.id for t in tensors if t.producer is not None and t.id not in read and t.id not in dead]
+    if optimizer:
+        # every parameter updated in place after the step, reading one late activation (its gradient)
+        acts = [t.id for t in tensors if t.producer is not None and t.id not in dead] or [0]
+        for p in [t.id for t in tensors if t.kind == "param"]:
+            grad = rng.choice(acts[-4:])
+            j = len(ops)
+            t = Tensor(len(tensors), tensors[p].bytes, "param_update", j, inplace_of=p, name=f"p{p}'")
+            tensors.append(t)
+            ops.append(Op(j, f"update{p}", "optimizer", (p, grad), (t.id,), 1.0, mutated=(t.id,)))
+            req.append(t.id)
+    return make_graph(f"rand:{seed}:{n}", tensors, ops, req)
+
+
+def _overwritable(tensors: list[Tensor], x: int) -> bool:
+    """An activation with its own storage and no view of it (a view read later would see the
+    new value)."""
+    t = tensors[x]
+    return t.producer is not None and t.alias_of is None and not any(u.alias_of == x for u in tensors)
+
+
+def dags(max_ops: int = 12, views: bool = True, inplace: bool = True):
+    """Random graphs of 1..``max_ops`` ops, with up to 3 parameters, empty tensors, and (with
+    ``inplace``) in-place writes and an optimizer step."""
+    return st.builds(lambda seed, n, p, opt: random_graph(seed, n, views, inplace=inplace, params=p,
+                                                          optimizer=opt, empty=True),
+                     st.integers(0, 2**20), st.integers(1, max_ops), st.integers(0, 3),
+                     st.booleans() if inplace else st.just(False))

@@ -1,20 +1,15 @@
 """Property tests of the simulator and the four heuristics on random small graphs with
-views, in-place ops, multi-output ops and an optimizer step (tests/sim_graphs.py)."""
+views, in-place ops, multi-output ops and an optimizer step (tests/graphgen.py)."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from graphgen import random_graph
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).parent))
-from sim_graphs import random_graph  # noqa: E402
-
-from planner.analysis import baseline_peak, min_feasible_budget  # noqa: E402
-from planner.params import SolveParams  # noqa: E402
-from planner.registry import solve  # noqa: E402
+from planner.analysis import baseline_peak, min_feasible_budget
+from planner.params import SolveParams
+from planner.registry import solve
 
 CONFIGS = {
     "coop": SolveParams(),
@@ -33,7 +28,7 @@ def method_of(name: str) -> str:
     return name.split("-no-")[0].replace("-best-fit", "").replace("-uf", "")
 
 
-graphs = st.builds(lambda seed, n, p, opt: random_graph(seed, n, p, opt),
+graphs = st.builds(lambda seed, n, p, opt: random_graph(seed, n, inplace=True, params=p, optimizer=opt),
                    st.integers(0, 10_000), st.integers(3, 16), st.integers(0, 3), st.booleans())
 
 
