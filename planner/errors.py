@@ -14,3 +14,7 @@ class GraphError(UserError):
 
 class PlanFormatError(UserError):
     """A plan file is malformed or does not belong to the given graph."""
+
+
+class CaptureError(UserError):
+    """Capture failed; the message names the aten op (and the model line) that failed."""

@@ -62,17 +62,13 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from ..errors import UserError
+from ..errors import CaptureError, UserError
 from ..graph import Graph
 
 log = logging.getLogger(__name__)
 
 RECIPE_VERSION = 1
 CAPTURE_ROUTE = "aot_export_module(trace_joint=True) in FakeTensorMode"
-
-
-class CaptureError(UserError):
-    """Capture failed; the message names the aten op (and the model line) that failed."""
 
 
 def capture(build: Callable[[], tuple[Any, tuple]], *, name: str, optimizer: str = "sgd",

@@ -9,7 +9,7 @@ import dataclasses
 import logging
 
 from ..graph import Graph, make_graph
-from .capture import CaptureError
+from ..errors import CaptureError
 from .costmodel import measure_call
 from .recipe import decode_arg, resolve_target, torch_dtype
 
