@@ -9,10 +9,9 @@ placement of the plain schedule fits; ``timeout`` when it neither places nor pro
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .addrspace import AddressSpace, align_up
-from .alloc import Buffer, greedy_offsets, solve_dsa
+from .alloc import Buffer, solve_dsa
+from .alloc.greedy import greedy_by_size
 from .analysis import baseline_peak, baseline_steps, storage_intervals
 from .graph import Graph
 from .params import SolveParams
@@ -40,18 +39,6 @@ def _online(sizes: dict[int, int], life: dict[int, tuple[int, int]], n: int, bud
     return offset
 
 
-def _greedy_placement(sizes: dict[int, int], life: dict[int, tuple[int, int]], budget: int,
-                      align: int) -> dict[int, int] | None:
-    """Offline greedy-by-size (``planner.alloc.greedy``) over the fixed inclusive lifetimes
-    [start, end]; None when it does not fit the budget."""
-    ids = list(sizes)
-    lo = np.array([life[r][0] for r in ids], dtype=np.int64)
-    up = np.array([life[r][1] + 1 for r in ids], dtype=np.int64)
-    sz = np.array([sizes[r] for r in ids], dtype=np.int64)
-    off = greedy_offsets(lo, up, sz, np.full(len(ids), max(1, align), dtype=np.int64), capacity=budget)
-    return None if off is None else dict(zip(ids, off.tolist()))
-
-
 def _exact_placement(sizes: dict[int, int], life: dict[int, tuple[int, int]], budget: int,
                      params: SolveParams) -> tuple[dict[int, int] | None, str]:
     # inclusive op intervals [s, e] with s = -1 for resident storages -> half-open [s+1, e+2)
@@ -72,7 +59,7 @@ def solve_none(g: Graph, budget: int, params: SolveParams) -> Result:
     offset = _online(sizes, life, len(g.ops), budget, params.alignment, params.alloc_policy)
     if offset is None:
         placement = "offline greedy-by-size"
-        offset = _greedy_placement(sizes, life, budget, params.alignment)
+        offset = greedy_by_size(sizes, life, budget, params.alignment)
     if offset is None:
         if baseline_peak(g, params.alignment) > budget:
             return Result("none", "infeasible", backend="first-fit",

@@ -115,6 +115,18 @@ def _live_bound(lo: np.ndarray, up: np.ndarray, sz: np.ndarray) -> int:
     return int(max(0, np.cumsum(dl[k]).max()))
 
 
+def greedy_by_size(sizes: dict[int, int], life: dict[int, tuple[int, int]], capacity: int,
+                   align: int = 1) -> dict[int, int] | None:
+    """The greedy over fixed lifetimes keyed by id, inclusive [start, end] (the plain schedule's
+    and the formulations' convention): offsets by id, or None when it does not fit ``capacity``."""
+    ids = list(sizes)
+    lo = np.array([life[r][0] for r in ids], dtype=np.int64)
+    up = np.array([life[r][1] + 1 for r in ids], dtype=np.int64)
+    sz = np.array([sizes[r] for r in ids], dtype=np.int64)
+    off = greedy_offsets(lo, up, sz, np.full(len(ids), max(1, align), dtype=np.int64), capacity=capacity)
+    return None if off is None else dict(zip(ids, off.tolist()))
+
+
 def greedy_best_fit(buffers: list[Buffer], capacity: int | None = None) -> DsaSolution:
     """The greedy as a solution (method "greedy"). Status: "optimal" when its peak meets the
     live-bytes bound (a proof), "feasible" when it fits the capacity (or none is given),
