@@ -16,16 +16,16 @@ from .plan import Step
 
 def baseline_steps(g: Graph) -> list[Step]:
     """The plain schedule without addresses: each op once in captured order, in-place ops in
-    place, and right after op j every tensor whose last use is j (or that j produced and
-    nobody reads) is freed, except resident and required tensors and tensors overwritten in
+    place, and right after op j every tensor whose free point (``Graph.free_after``: its last
+    use, or under "release" frees its last handle's release) is j is freed, except resident and required tensors and tensors overwritten in
     place (those are gone already)."""
     overwritten = {t.inplace_of for t in g.tensors if t.inplace_of is not None}
     dies_at: list[list[int]] = [[] for _ in g.ops]
-    last = g.last_use
+    free_after = g.free_after
     for t in g.tensors:
         if t.producer is None or t.id in g.required_set or t.id in overwritten:
             continue
-        dies_at[max(last[t.id], t.producer)].append(t.id)
+        dies_at[free_after[t.id]].append(t.id)
     steps: list[Step] = []
     for op in g.ops:
         steps.append(Step.compute(op.id))  # offsets filled in by an address policy
@@ -42,7 +42,7 @@ def storage_intervals(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     n = len(g.ops)
     root = g.storage_root
-    last = g.last_use
+    last = g.free_after
     start: dict[int, int] = {}
     end: dict[int, int] = {}
     overwritten = {t.inplace_of for t in g.tensors if t.inplace_of is not None}
