@@ -100,7 +100,7 @@ def greedy_by_size(sizes: np.ndarray, start: np.ndarray, end: np.ndarray, capaci
 
 def _config(params: SolveParams) -> SimConfig:
     return SimConfig(alignment=params.alignment, policy=params.alloc_policy, addresses=False,
-                     inplace=False, partition=False, exact_neighbours=not params.union_find,
+                     inplace=params.inplace, partition=False, exact_neighbours=not params.union_find,
                      thrash_limit=params.thrash_limit, inputs_touched_at_start=True, method="dtr-ideal")
 
 
