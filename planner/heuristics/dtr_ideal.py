@@ -1,8 +1,10 @@
 """DTR as its paper's simulator models it: memory is one number (no addresses, so no
 fragmentation), exact evicted neighbourhood e* (connected components of evicted tensors,
 rebuilt after recomputes split them; ``--union-find`` for the prototype's approximation),
-eager frees, pinned final outputs, and a thrashing limit (recompute cost above
-``params.thrash_limit`` × baseline cost ends the run).
+eager frees, pinned final outputs, an input's last access stamped when the op reading it is
+called (simrd's staleness clock), and a thrashing limit (recompute cost above
+``params.thrash_limit`` × baseline cost ends the run). In-place ops run in place, as PyTorch
+runs them; ``params.inplace`` False copies them as simrd does.
 
 Its figures are comparable with published DTR results. The plan still needs addresses to
 pass the validator: the realised sequence of allocations and releases is replayed on an
