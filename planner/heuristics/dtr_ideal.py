@@ -114,10 +114,8 @@ def scalar_sequence(g: Graph, budget: int, params: SolveParams) -> list[int] | N
     """The op sequence (compute steps, op ids) of DTR's scalar run, before any placement;
     None when the run gets stuck or thrashes. For callers that place sequences themselves
     after improving them (``formulations.exact``: on unet at 0.4 this run fits as a number
-    but not as addresses, and with its needless recomputations dropped it places at 17.4%)."""
-    # the configuration formulations.exact's incumbent search was measured with (out-of-place
-    # in-place ops, inputs stamped when their reader has run), not simrd's clock
-    cfg = replace(_config(params), inplace=False, inputs_touched_at_start=False)
+    but not as addresses, and with its needless recomputations dropped it places)."""
+    cfg = _config(params)
     if cfg.alignment is None:
         cfg = replace(cfg, alignment=g.alignment)
     rt = Runtime(g, budget, DTRIdeal(), cfg)
