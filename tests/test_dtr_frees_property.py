@@ -1,6 +1,7 @@
 """Properties of eager ("release") lifetimes on random DTR traces: holding a storage until
 its last handle goes never lowers the plain schedule's peak, the plain plan validates at
-exactly that peak, and the heuristics' plans validate (no value they need is gone)."""
+exactly that peak, the heuristics' plans validate (no value they need is gone), and no
+valid plan peaks below the minimum feasible budget (source ops included)."""
 from __future__ import annotations
 
 import random
@@ -72,7 +73,7 @@ def test_plain_plan_validates_at_the_release_peak(tmp_path_factory, text):
     g = imported(tmp_path_factory, text)
     res = solve(g, baseline_peak(g), "none", SolveParams(alignment=1))
     assert res.status == "optimal" and res.validation["valid"]
-    assert res.validation["peak_bytes"] == baseline_peak(g)
+    assert res.validation["peak_bytes"] == baseline_peak(g) >= min_feasible_budget(g).bytes
 
 
 @settings(max_examples=120, deadline=None)
@@ -83,4 +84,6 @@ def test_heuristics_never_need_a_value_that_is_gone(tmp_path_factory, text, rati
     budget = max(int(ratio * baseline_peak(g)), min_feasible_budget(g).bytes)
     res = solve(g, budget, method, SolveParams(alignment=1, inplace=inplace))
     assert res.status in ("feasible", "infeasible"), res.message
+    if res.status == "feasible":  # the minimum feasible budget bounds every valid plan
+        assert res.validation["peak_bytes"] >= min_feasible_budget(g).bytes
     event(f"{method}: {res.status}")

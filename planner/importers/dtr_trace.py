@@ -90,9 +90,13 @@ class _Builder:
         return len(self.tensors) - 1
 
     def base(self, t: int) -> int:
-        while self.tensors[t]["alias_of"] is not None:
-            t = self.tensors[t]["alias_of"]
-        return t
+        """The tensor that first owned t's storage (through views and in-place versions)."""
+        while True:
+            d = self.tensors[t]
+            nxt = d["alias_of"] if d["alias_of"] is not None else d["inplace_of"]
+            if nxt is None:
+                return t
+            t = nxt
 
     def bind(self, name: str, t: int) -> None:
         """Point handle ``name`` at tensor t (dropping what it named before)."""
@@ -253,15 +257,7 @@ class _Builder:
 
     def released_constants(self) -> frozenset[int]:
         """Ordinals of the CONSTANTs whose storage no handle names at the end (released)."""
-        held: set[int] = set()
-        for t in self.handle.values():
-            while True:
-                d = self.tensors[t]
-                nxt = d["alias_of"] if d["alias_of"] is not None else d["inplace_of"]
-                if nxt is None:
-                    break
-                t = nxt
-            held.add(t)
+        held = {self.base(t) for t in self.handle.values()}
         return frozenset(k for t, k in self.constant_of.items() if t not in held)
 
     def graph(self, name: str, path: str) -> Graph:
