@@ -4,6 +4,7 @@
     python bench/bench_simulator.py --compare results/heuristics --models bert-large,unet,...
     python bench/bench_simulator.py --explain unet:0.4:coop   # why a run finds no window
     python bench/bench_simulator.py --scan unet:0.36:0.5:0.01  # every variant on a fine grid
+    python bench/bench_simulator.py --dtr [A.jsonl,...]  # DTR-format traces (bench/bench_dtr_traces.py)
 
 Timing prints, per case and method: simulation wall time (best of --repeat), the same as a
 ratio to one independent validator replay of the realised plan (the baseline pass, run in
@@ -382,8 +383,15 @@ def main() -> None:
     ap.add_argument("--models", default="bert-large,gpt3-2.7b,resnet50,unet,swin-t,densenet121,inception-v3,bilstm")
     ap.add_argument("--points", default="bert-large:0.5,unet:0.4,resnet50:0.3,resnet50:0.4,gpt3-2.7b:0.25",
                     help="model:ratio list for the overhead table")
+    ap.add_argument("--dtr", nargs="?", const="", metavar="TRACES",
+                    help="DTR-format section: peaks under both free rules, dtr-ideal/coop at 0.5 and 0.7 "
+                         "(default traces: the repros and generated ones)")
     a = ap.parse_args()
-    if a.explain:
+    if a.dtr is not None:
+        from bench_dtr_traces import dtr_section
+
+        dtr_section([p for p in a.dtr.split(",") if p])
+    elif a.explain:
         name, ratio, *v = a.explain.split(":")
         explain(name, float(ratio), v[0] if v else "coop", a.graph_dir)
     elif a.scan:

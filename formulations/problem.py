@@ -142,6 +142,9 @@ def extract(g: Graph, alignment: int | None = None) -> RematProblem:
                     for c in g.consumers[u.id]:
                         limit[c] = min(limit[c], w)
             limit[w] = min(limit[w], w)
+    for op in g.ops:  # a source op's outputs come from outside the step: it runs once, in its stage
+        if g.is_source(op.id):
+            limit[op.id] = op.id
     return RematProblem(
         graph=g, alignment=alignment, cost=tuple(float(op.cost) for op in g.ops),
         values=tuple(values), outs=tuple(tuple(o) for o in outs), reads=tuple(reads),

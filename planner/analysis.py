@@ -16,16 +16,16 @@ from .plan import Step
 
 def baseline_steps(g: Graph) -> list[Step]:
     """The plain schedule without addresses: each op once in captured order, in-place ops in
-    place, and right after op j every tensor whose last use is j (or that j produced and
-    nobody reads) is freed, except resident and required tensors and tensors overwritten in
+    place, and right after op j every tensor whose free point (``Graph.free_after``: its last
+    use, or under "release" frees its last handle's release) is j is freed, except resident and required tensors and tensors overwritten in
     place (those are gone already)."""
     overwritten = {t.inplace_of for t in g.tensors if t.inplace_of is not None}
     dies_at: list[list[int]] = [[] for _ in g.ops]
-    last = g.last_use
+    free_after = g.free_after
     for t in g.tensors:
         if t.producer is None or t.id in g.required_set or t.id in overwritten:
             continue
-        dies_at[max(last[t.id], t.producer)].append(t.id)
+        dies_at[free_after[t.id]].append(t.id)
     steps: list[Step] = []
     for op in g.ops:
         steps.append(Step.compute(op.id))  # offsets filled in by an address policy
@@ -42,7 +42,7 @@ def storage_intervals(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     n = len(g.ops)
     root = g.storage_root
-    last = g.last_use
+    last = g.free_after
     start: dict[int, int] = {}
     end: dict[int, int] = {}
     overwritten = {t.inplace_of for t in g.tensors if t.inplace_of is not None}
@@ -105,7 +105,9 @@ def min_feasible_budget(g: Graph, alignment: int | None = None) -> MinBudget:
     - When op i runs for the first time, its input storages (views count their base) and its
       newly allocated outputs are live together. Every other resident storage r is live too
       if some op reading r depends on i (a strict descendant of i): that op has not run yet,
-      and r, which nobody can recompute, must still exist for it.
+      and r, which nobody can recompute, must still exist for it. So is the output of a
+      source op (never recomputed) when, besides such a later reader, a reader of it is i or
+      one of i's ancestors (it exists already).
     - At the end all required tensors are live together.
     The budget is the maximum of these moments. Activations are not counted beyond the op
     that needs them because any plan may free and recompute them. The bound is tight when
@@ -144,12 +146,27 @@ def min_feasible_budget(g: Graph, alignment: int | None = None) -> MinBudget:
         b = vbase[u.id]
         if T[b].producer is None and root[b] not in permanent_roots:
             readers.setdefault(b, set()).update(g.consumers[u.id])
+    # A source op's output (a constant loaded mid-step) cannot be recomputed either: once one
+    # of its readers has run and while another is still to come, it is live.
+    after_reader: dict[int, int] = {}
+    for u in T:
+        b = vbase[u.id]
+        if T[b].producer is not None and g.is_source(T[b].producer) and g.consumers[u.id]:
+            readers.setdefault(b, set()).update(g.consumers[u.id])
+            after_reader[b] = 0
+    for b in after_reader:
+        rmask = 0
+        for c in readers[b]:
+            rmask |= 1 << c
+        after_reader[b] = sum(1 << i for i in range(n) if (anc[i] | (1 << i)) & rmask)
     reader_mask: dict[int, int] = {}
     resident_at = np.zeros(n, dtype=np.int64)
     for b, cs in readers.items():
         mask = 0
         for c in cs:
             mask |= anc[c]
+        if b in after_reader:
+            mask &= after_reader[b]
         reader_mask[b] = mask
         while mask:
             low = mask & -mask
@@ -161,8 +178,8 @@ def min_feasible_budget(g: Graph, alignment: int | None = None) -> MinBudget:
         blocks: set[int] = set()
         fresh = 0
         for t in op.inputs:
-            b = vbase[t]
-            if root[b] not in permanent_roots:
+            b = root[vbase[t]]  # a view of an old version and its in-place successor share storage
+            if b not in permanent_roots:
                 blocks.add(b)
         for t in op.outputs:
             tt = T[t]
@@ -174,7 +191,7 @@ def min_feasible_budget(g: Graph, alignment: int | None = None) -> MinBudget:
             size(b) for b in blocks if reader_mask.get(b, 0) >> op.id & 1)
         if foot > best:
             best, best_op = foot, op.id
-    end_blocks = {vbase[t] for t in g.required if root[vbase[t]] not in permanent_roots}
+    end_blocks = {root[vbase[t]] for t in g.required if root[vbase[t]] not in permanent_roots}
     final = sum(size(b) for b in end_blocks)
     if final > best:
         best, best_op = final, None

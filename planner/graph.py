@@ -124,6 +124,33 @@ class Graph:
                 last[t] = op.id
         return tuple(last)
 
+    @property
+    def frees(self) -> str:
+        """When the plain schedule releases a storage: "last-use" (right after its last
+        reader, the idealised schedule) or "release" (when the program dropped its last
+        handle, ``Tensor.meta["released_after"]``, as eager PyTorch frees; DTR traces)."""
+        return str(self.meta.get("frees", "last-use"))
+
+    @cached_property
+    def free_after(self) -> tuple[int, ...]:
+        """free_after[t]: the op after which the plain schedule may release t (-1: resident,
+        never read): its producer, its last reader and, under "release" frees, the op after
+        which its last handle was dropped, whichever is latest."""
+        last = self.last_use
+        release = self.frees == "release"
+        out = []
+        for t in self.tensors:
+            j = max(last[t.id], -1 if t.producer is None else t.producer)
+            if release:
+                j = max(j, int(t.meta.get("released_after", -1)))
+            out.append(j)
+        return tuple(out)
+
+    def is_source(self, op: int) -> bool:
+        """An op whose outputs come from outside the step (a constant that first appears
+        mid-trace): computed once, never recomputed, its outputs never evicted."""
+        return bool(self.ops[op].meta.get("source"))
+
     def total_cost(self) -> float:
         """Cost of computing every op once (the baseline schedule's compute cost)."""
         return float(sum(op.cost for op in self.ops))

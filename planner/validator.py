@@ -30,6 +30,7 @@ RULES = (
     "bad-free",            # free of a tensor that is not live
     "op-never-computed",   # some op of the graph never runs
     "required-missing",    # a required output is not live at the end
+    "source-recomputed",   # an op whose outputs come from outside the step (Op.meta["source"]) runs twice
 )
 
 
@@ -180,6 +181,7 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
     cost = 0.0
     evictions = 0
     later_computes: list[int] = [0] * no  # remaining compute steps per op, to tell evictions apart
+    computed_once: set[int] = set()       # ops computed so far
     for s in plan.steps:
         if s.kind == COMPUTE and 0 <= s.ref < no:
             later_computes[s.ref] += 1
@@ -223,6 +225,9 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
             continue
         op = O[s.ref]
         later_computes[op.id] -= 1
+        if op.meta.get("source") and op.id in computed_once:
+            bad(k, "source-recomputed", f"op {op.id} ({op.name}) loads a value from outside the step; it cannot run again")
+        computed_once.add(op.id)
         if run_evicts and any(0 <= t < nt and align_up(T[t].bytes, align) > run_hole_before for t, _ in s.offsets):
             frag_samples.append(run_free_before)  # type: ignore[arg-type]
         run_free_before, run_evicts = None, False

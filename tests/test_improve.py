@@ -73,7 +73,7 @@ def test_exact_reports_the_pruned_incumbent_and_it_validates():
 
 def test_dtr_scalar_sequence_is_runnable_and_prunes_to_a_placed_plan():
     """DTR's scalar run on unet at 0.4 fits as a number but not as addresses: its sequence,
-    pruned and placed, is an incumbent exact would otherwise lack (17.4% against 22.3%)."""
+    pruned and placed, is an incumbent exact would otherwise lack (16.9% against 22.3%)."""
     from formulations.schedule import place
     from planner.heuristics.dtr_ideal import scalar_sequence
 

@@ -133,10 +133,24 @@ def test_required_missing(good):
     assert r == {"required-missing"} and rep.violations[0].step == len(plan.steps) + 1
 
 
+def test_source_recomputed():
+    # a constant loaded mid-step (a DTR trace's late CONSTANT) cannot be loaded again
+    T = [Tensor(0, 512, "input", None, name="x"), Tensor(1, 512, "input", 0, name="c"),
+         Tensor(2, 512, "activation", 1, name="y")]
+    ops = [Op(0, "constant c", "dtr.constant", (), (1,), 0.0, meta={"source": True}),
+           Op(1, "f", "f", (0, 1), (2,), 1.0)]
+    g = make_graph("src", T, ops, [2])
+    res = solve(g, baseline_peak(g), "none")
+    assert res.validation["valid"]
+    again = (Step.compute(0, {1: dict(res.plan.steps[0].offsets)[1]}),)  # c was freed after f
+    r, _ = rules(g, replace(res.plan, steps=res.plan.steps + again))
+    assert r == {"source-recomputed"}
+
+
 def test_every_rule_has_a_test():
     tested = {"graph-hash", "unknown-id", "input-not-resident", "freed-then-used", "over-budget",
               "address-overlap", "address-out-of-range", "alignment", "missing-offset", "bad-free",
-              "op-never-computed", "required-missing"}
+              "op-never-computed", "required-missing", "source-recomputed"}
     assert tested == set(RULES)
 
 

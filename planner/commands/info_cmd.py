@@ -26,7 +26,7 @@ def graph_info(g, top: int = 5) -> dict:
         "inplace_ops": sum(1 for o in g.ops if o.mutated),
         "random_ops": sum(1 for o in g.ops if o.random),
         "param_bytes": param_bytes, "resident_bytes": g.resident_bytes(),
-        "baseline_peak_bytes": peak, "alignment": g.alignment, "total_cost": g.total_cost(),
+        "baseline_peak_bytes": peak, "frees": g.frees, "alignment": g.alignment, "total_cost": g.total_cost(),
         "total_flops": float(sum(o.flops for o in g.ops)),
         "min_feasible_bytes": mb.bytes, "min_feasible_ratio": mb.bytes / peak if peak else None,
         "min_feasible_op": mb.op,
@@ -46,6 +46,8 @@ def run(args) -> int:
     print(f"parameters       {fmt_bytes(info['param_bytes'])}  (resident {fmt_bytes(info['resident_bytes'])})")
     print(f"baseline peak    {fmt_bytes(info['baseline_peak_bytes'])}  ({info['baseline_peak_bytes']} bytes, storages rounded up to "
           f"{info['alignment']} B)")
+    print("frees            " + ("release: a storage lives until its last handle is released (eager)"
+                                 if info["frees"] == "release" else "last-use: right after a storage's last reader (idealised)"))
     ratio = info["min_feasible_ratio"]
     print(f"min feasible     {fmt_bytes(info['min_feasible_bytes'])}  (ratio {ratio:.4f})" if ratio is not None
           else "min feasible     -")

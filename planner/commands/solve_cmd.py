@@ -36,7 +36,7 @@ def add_parser(sub) -> None:
     p.add_argument("--alloc-policy", default="first-fit", choices=("first-fit", "best-fit"))
     p.add_argument("--no-sliding-window", action="store_true", help="coop: DTE's eviction instead of the window")
     p.add_argument("--no-partition", action="store_true", help="coop: no cheap-tensor partitioning")
-    p.add_argument("--no-inplace", action="store_true", help="coop: in-place updates run out of place")
+    p.add_argument("--no-inplace", action="store_true", help="coop, dtr-ideal: in-place ops run out of place (DTR's simulator copies them)")
     p.add_argument("--union-find", action="store_true", help="dtr-ideal: union-find neighbourhood approximation")
     p.add_argument("--no-addresses", action="store_true", help="exact: remat only, memory as one number")
     p.add_argument("--out", help="write the plan JSON here")

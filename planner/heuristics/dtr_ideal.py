@@ -1,8 +1,10 @@
 """DTR as its paper's simulator models it: memory is one number (no addresses, so no
 fragmentation), exact evicted neighbourhood e* (connected components of evicted tensors,
 rebuilt after recomputes split them; ``--union-find`` for the prototype's approximation),
-eager frees, pinned final outputs, and a thrashing limit (recompute cost above
-``params.thrash_limit`` × baseline cost ends the run).
+eager frees, pinned final outputs, an input's last access stamped when the op reading it is
+called (simrd's staleness clock), and a thrashing limit (recompute cost above
+``params.thrash_limit`` × baseline cost ends the run). In-place ops run in place, as PyTorch
+runs them; ``params.inplace`` False copies them as simrd does.
 
 Its figures are comparable with published DTR results. The plan still needs addresses to
 pass the validator: the realised sequence of allocations and releases is replayed on an
@@ -71,8 +73,8 @@ def place_afterwards(rt) -> tuple[list[int] | None, str]:
 
 def _config(params: SolveParams) -> SimConfig:
     return SimConfig(alignment=params.alignment, policy=params.alloc_policy, addresses=False,
-                     inplace=False, partition=False, exact_neighbours=not params.union_find,
-                     thrash_limit=params.thrash_limit, method="dtr-ideal")
+                     inplace=params.inplace, partition=False, exact_neighbours=not params.union_find,
+                     thrash_limit=params.thrash_limit, inputs_touched_at_start=True, method="dtr-ideal")
 
 
 def solve_dtr_ideal(g: Graph, budget: int, params: SolveParams) -> Result:
@@ -83,7 +85,7 @@ def scalar_sequence(g: Graph, budget: int, params: SolveParams) -> list[int] | N
     """The op sequence (compute steps, op ids) of DTR's scalar run, before any placement;
     None when the run gets stuck or thrashes. For callers that place sequences themselves
     after improving them (``formulations.exact``: on unet at 0.4 this run fits as a number
-    but not as addresses, and with its needless recomputations dropped it places at 17.4%)."""
+    but not as addresses, and with its needless recomputations dropped it places)."""
     cfg = _config(params)
     if cfg.alignment is None:
         cfg = replace(cfg, alignment=g.alignment)

@@ -18,6 +18,14 @@ instruction is named by ``INSTRUCTION`` (``TYPE`` is accepted too). A name is a 
   DST is rebound to SRC's tensor. ``RELEASE`` {NAME}: the handle is dropped (unknown names
   ignored). ``PIN`` {NAME}: the tensor is never evicted (made a required output).
 - At the end every tensor still named by a handle is a required output.
+
+Lifetimes (``frees``, stored as ``Graph.meta["frees"]``): "release" (default) is eager
+PyTorch's and DTR's simulator's: a storage lives until the last handle to it (or to a view
+of it) is dropped (``Tensor.meta["released_after"]``), and a constant that first appears
+after an op, or is released before the end, is the output of a zero-cost *source* op at its
+CONSTANT line (``Op.meta["source"]``: computed once, never evicted). "last-use" is the
+idealised plain schedule: every storage freed after its last reader, every constant resident
+for the whole step.
 Malformed input raises UserError naming the file and line number.
 """
 from __future__ import annotations
@@ -60,7 +68,14 @@ def _list(d: dict, key: str) -> list:
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, frees: str = "release", source_constants: frozenset[int] = frozenset()) -> None:
+        self.frees = frees                   # "release" (eager lifetimes) or "last-use"
+        self.source_constants = source_constants  # ordinals of CONSTANTs that become source ops
+        self.n_constants = 0                 # CONSTANT lines seen
+        self.n_ops = 0                       # CALL/MUTATE ops seen (source ops not counted)
+        self.constant_of: dict[int, int] = {}  # tensor -> ordinal of the CONSTANT that made it
+        self.refs: dict[int, int] = {}       # tensor -> handles naming it
+        self.released: dict[int, int] = {}   # tensor -> op after which its last handle was dropped
         self.tensors: list[dict[str, Any]] = []
         self.ops: list[dict[str, Any]] = []
         self.handle: dict[str, int] = {}     # handle name -> tensor id
@@ -75,9 +90,26 @@ class _Builder:
         return len(self.tensors) - 1
 
     def base(self, t: int) -> int:
-        while self.tensors[t]["alias_of"] is not None:
-            t = self.tensors[t]["alias_of"]
-        return t
+        """The tensor that first owned t's storage (through views and in-place versions)."""
+        while True:
+            d = self.tensors[t]
+            nxt = d["alias_of"] if d["alias_of"] is not None else d["inplace_of"]
+            if nxt is None:
+                return t
+            t = nxt
+
+    def bind(self, name: str, t: int) -> None:
+        """Point handle ``name`` at tensor t (dropping what it named before)."""
+        old = self.handle.get(name)
+        self.handle[name] = t
+        self.refs[t] = self.refs.get(t, 0) + 1
+        if old is not None:
+            self.unref(old)
+
+    def unref(self, t: int) -> None:
+        self.refs[t] -= 1
+        if self.refs[t] == 0:
+            self.released[t] = len(self.ops) - 1
 
     def get(self, name: str) -> int:
         if name not in self.handle:
@@ -92,9 +124,20 @@ class _Builder:
         if p["kind"] == "constant":
             if p["mem"].get(p["name"]) is None:
                 raise _Bad(f"CONSTANT {p['name']} has no MEMORY line", p["line"])
-            t = self.tensor(bytes=p["mem"][p["name"]], kind="param", producer=None, alias_of=None,
-                            inplace_of=None, name=p["name"])
-            self.handle[p["name"]] = t
+            k = self.n_constants
+            self.n_constants += 1
+            if self.frees == "release" and (self.n_ops or k in self.source_constants):
+                # eager lifetime: it exists from its CONSTANT line until its last handle goes
+                j = len(self.ops)
+                t = self.tensor(bytes=p["mem"][p["name"]], kind="input", producer=j, alias_of=None,
+                                inplace_of=None, name=p["name"])
+                self.ops.append(dict(name=f"constant {p['name']}", inputs=[], outputs=[t], cost=0.0,
+                                     mutated=[], backward=self.backward, line=p["line"], source=True))
+            else:
+                t = self.tensor(bytes=p["mem"][p["name"]], kind="param", producer=None, alias_of=None,
+                                inplace_of=None, name=p["name"])
+            self.constant_of[t] = k
+            self.bind(p["name"], t)
             return
         j = len(self.ops)
         outs = []
@@ -114,8 +157,9 @@ class _Builder:
             outs.append(t)
         self.ops.append(dict(name=p["name"], inputs=p["args"], outputs=outs, cost=p["time"] * 1e-9,
                              mutated=[], backward=p["backward"], line=p["line"]))
+        self.n_ops += 1
         for r, t in zip(p["results"], outs):
-            self.handle[r] = t
+            self.bind(r, t)
 
     def is_backward(self, name: str) -> bool:
         if not self.saw_backward_annotation and not self.backward and "backward" in name.lower():
@@ -157,12 +201,12 @@ class _Builder:
                                 mem={}, alias={}, line=n, backward=self.is_backward(name))
         elif kind == "MUTATE":
             self.mutate(d)
-        elif kind == "COPY":
-            self.handle[_str(d, "DST")] = self.get(_str(d, "SRC"))
-        elif kind == "COPY_FROM":
-            self.handle[_str(d, "DST")] = self.get(_str(d, "SRC"))
+        elif kind in ("COPY", "COPY_FROM"):
+            self.bind(_str(d, "DST"), self.get(_str(d, "SRC")))
         elif kind == "RELEASE":
-            self.handle.pop(_str(d, "NAME"), None)
+            t = self.handle.pop(_str(d, "NAME"), None)
+            if t is not None:
+                self.unref(t)
         elif kind == "PIN":
             self.pinned.add(self.get(_str(d, "NAME")))
         else:
@@ -201,24 +245,39 @@ class _Builder:
             outs.append(t)
         self.ops.append(dict(name=name, inputs=inputs, outputs=outs, cost=_time(d) * 1e-9, mutated=outs,
                              backward=backward, line=None))
+        self.n_ops += 1
         for h, t in self.handle.items():
             if t in renamed:
                 self.handle[h] = renamed[t]
+        for old_t, new_t in renamed.items():  # the handles move to the new version
+            n = self.refs.pop(old_t, 0)
+            if n:
+                self.refs[new_t] = n
+                self.released[old_t] = j
+
+    def released_constants(self) -> frozenset[int]:
+        """Ordinals of the CONSTANTs whose storage no handle names at the end (released)."""
+        held = {self.base(t) for t in self.handle.values()}
+        return frozenset(k for t, k in self.constant_of.items() if t not in held)
 
     def graph(self, name: str, path: str) -> Graph:
         self.finish()
         if not self.ops:
             raise UserError(f"{path}: the trace has no CALL or MUTATE after its START annotation")
-        tensors = [Tensor(i, d["bytes"], d["kind"], d["producer"], d["alias_of"], d["inplace_of"], d["name"])
+        release = self.frees == "release"
+        tensors = [Tensor(i, d["bytes"], d["kind"], d["producer"], d["alias_of"], d["inplace_of"], d["name"],
+                          {"released_after": self.released[i]} if release and i in self.released else {})
                    for i, d in enumerate(self.tensors)]
-        ops = [Op(j, o["name"], o["name"], tuple(o["inputs"]), tuple(o["outputs"]), o["cost"],
-                  mutated=tuple(o["mutated"]), meta={"backward": True} if o["backward"] else {})
+        ops = [Op(j, o["name"], "dtr.constant" if o.get("source") else o["name"], tuple(o["inputs"]),
+                  tuple(o["outputs"]), o["cost"], mutated=tuple(o["mutated"]),
+                  meta={**({"backward": True} if o["backward"] else {}), **({"source": True} if o.get("source") else {})})
                for j, o in enumerate(self.ops)]
         overwritten = {t.inplace_of for t in tensors if t.inplace_of is not None}
         required = list(dict.fromkeys(t for t in list(self.handle.values()) + sorted(self.pinned)
                                       if t not in overwritten))
         try:
-            return make_graph(name, tensors, ops, required, {"source": "dtr-trace", "path": str(path), "alignment": 1})
+            return make_graph(name, tensors, ops, required, {"source": "dtr-trace", "path": str(path), "alignment": 1,
+                                                             "frees": self.frees})
         except GraphError as exc:
             raise UserError(f"{path}: the trace does not form a valid graph: {exc}") from None
 
@@ -230,7 +289,14 @@ def _time(d: dict) -> int:
     return t
 
 
-def load_dtr_trace(path: str) -> Graph:
+FREES = ("release", "last-use")
+
+
+def load_dtr_trace(path: str, frees: str = "release") -> Graph:
+    """The trace as a Graph. ``frees``: "release" (default) keeps each storage until its last
+    handle is released and each constant from its CONSTANT line, as eager PyTorch (and DTR's
+    simulator) does; "last-use" frees after the last reader and holds every constant for the
+    whole step (the idealised plain schedule)."""
     p = Path(path)
     try:
         opener = gzip.open if p.suffix == ".gz" else open
@@ -254,12 +320,27 @@ def load_dtr_trace(path: str) -> Graph:
         if str(d.get("INSTRUCTION", d.get("TYPE", ""))) == "ANNOTATE" and str(d.get("ANNOTATION")) == "START":
             start = k + 1
             break
-    b = _Builder()
-    for n, d in rows[start:]:
+    if frees not in FREES:
+        raise UserError(f"unknown free rule {frees!r}; known: {', '.join(FREES)}")
+
+    def build(source_constants: frozenset[int]) -> _Builder:
+        b = _Builder(frees, source_constants)
+        for n, d in rows[start:]:
+            try:
+                b.line(n, d)
+            except _Bad as exc:
+                raise UserError(f"{path}:{exc.line or n}: {exc}") from None
         try:
-            b.line(n, d)
+            b.finish()
         except _Bad as exc:
-            raise UserError(f"{path}:{exc.line or n}: {exc}") from None
+            raise UserError(f"{path}:{exc.line or len(raw)}: {exc}") from None
+        return b
+
+    b = build(frozenset())
+    if frees == "release":  # a second pass knows which constants are released before the end
+        released = b.released_constants()
+        if released:
+            b = build(released)
     name = p.name.split(".")[0] or "trace"
     try:
         return b.graph(name, str(path))

@@ -13,10 +13,11 @@ Memory model (mirrors planner/plan.py, so the realised plan replays in the valid
 - Recomputing a multi-output op recomputes all outputs; an output that was still live is
   dropped from its old block (the plan semantics), and outputs nobody needs any more are
   freed right after.
-- A tensor is released for good after its last use in captured order (eager frees);
-  required outputs are never evicted or released (pinned final outputs), and neither are
-  resident storages nor tensors whose recompute would read a resident overwritten in place
-  before their last use.
+- A tensor is released for good at its free point (``Graph.free_after``: after its last use,
+  or when its last handle is dropped under "release" frees); required outputs are never
+  evicted or released (pinned final outputs), and neither are resident storages, outputs of
+  source ops, nor tensors whose recompute could need a value that is gone for good by then
+  (``_static_evictable``).
 - A logical clock advances by each op's cost; staleness = now - last access of a block.
 """
 from __future__ import annotations
@@ -60,6 +61,8 @@ class SimConfig:
     partition: bool = False       # Coop: cheap tensors from the high end of holes
     exact_neighbours: bool = False  # exact evicted components (DTR paper) vs union-find
     thrash_limit: float = 20.0    # give up when recompute cost exceeds this × baseline cost
+    inputs_touched_at_start: bool = False  # an input's last access is when its reader is called
+                                           # (DTR's simulator), not when it has run
     method: str = "sim"           # plan label
 
 
@@ -133,28 +136,49 @@ class Runtime:
 
     # ----- static facts -----
     def _static_evictable(self) -> bytearray:
+        """ok[t] = 1 when t may be evicted: recomputing it whenever it can still be needed
+        (up to its last reader) finds every input it needs, live or itself recomputable.
+
+        avail[x] is the last op before which x can still be had: a resident until an in-place
+        write replaces it (never, if none does); a value that may be evicted only as long as
+        its producer's inputs can be had; a value that is never evicted (required, a source,
+        or pinned by this rule) until the plain schedule releases it, or longer if it can be
+        recomputed. So the verdict stops at inputs that stay live anyway (an updated
+        parameter held to the end), and a value is pinned only when an input may really be
+        gone when it has to be rebuilt.
+        """
         g = self.g
         T = g.tensors
         overwritten_at = {t.inplace_of: t.producer for t in T if t.inplace_of is not None}
-        unrec = [INF] * len(T)  # op after which t can no longer be reconstructed
+        free_after = g.free_after
+        req = g.required_set
+        n = len(g.ops)
+        avail = [INF] * len(T)
         for t in T:
             if t.producer is None:
-                unrec[t.id] = overwritten_at.get(t.id, INF)
-        for op in g.ops:
-            u = min((unrec[x] for x in op.inputs), default=INF)
-            for o in op.outputs:
-                unrec[o] = u
+                avail[t.id] = overwritten_at.get(t.id, INF)
         last = self.last
-        req = g.required_set
         ok = bytearray(len(T))
-        for t in T:
-            if t.producer is not None and t.id not in req and unrec[t.id] >= last[t.id]:
-                ok[t.id] = 1
+        for op in g.ops:
+            need = min((avail[x] for x in op.inputs), default=INF)
+            for o in op.outputs:
+                gone = overwritten_at.get(o)
+                if o in req:
+                    held = INF
+                elif gone is not None:
+                    held = gone   # its storage is handed to the in-place version (or dies there)
+                else:
+                    held = free_after[o] if free_after[o] >= 0 else n
+                if not g.is_source(op.id) and o not in req and need >= last[o]:
+                    ok[o] = 1
+                    avail[o] = need
+                else:
+                    avail[o] = max(held, need)
         return ok
 
     def _dies_at(self) -> list[list[int]]:
         g = self.g
-        last = self.last
+        free_after = g.free_after
         dies: list[list[int]] = [[] for _ in g.ops]
         overwritten = {t.inplace_of for t in g.tensors if t.inplace_of is not None}
         for t in g.tensors:
@@ -162,7 +186,7 @@ class Runtime:
                 continue
             if t.producer is None and not (t.id in overwritten and not self.cfg.inplace):
                 continue  # residents stay (an overwritten one is freed when run out of place)
-            j = max(last[t.id], -1 if t.producer is None else t.producer)
+            j = free_after[t.id]
             if j >= 0:
                 dies[j].append(t.id)
         return dies
@@ -293,6 +317,7 @@ class Runtime:
         g = self.g
         op = g.ops[j]
         lock, blk = self.lock, self.blk
+        called = self.now
         deps = list(dict.fromkeys(op.inputs))
         for o in op.outputs:   # a new view attaches to its direct base, which must be live
             if self.is_view[o] and self.alias_of[o] not in deps:
@@ -343,9 +368,10 @@ class Runtime:
                 raise AssertionError(f"view {o} of a storage that is not live")
             self._attach(o, b)
         now = self.now
+        touched = called if self.cfg.inputs_touched_at_start else now
         for x in deps:
             if blk[x] >= 0:
-                self.b_access[blk[x]] = now
+                self.b_access[blk[x]] = touched
         for o in op.outputs:
             self.nh.on_recompute(o)
             if blk[o] >= 0:
