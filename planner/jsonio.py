@@ -11,13 +11,26 @@ from typing import Any
 from .errors import UserError
 
 
+def _file_mode(path: Path) -> int:
+    """Mode a written file gets: the replaced file's own, else what ``open`` would give under
+    the umask (mkstemp's temp files are 0600, which a rename would otherwise keep)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def write_atomic(path: str | os.PathLike, data: bytes) -> None:
     """Write bytes to ``path`` through a temp file in the same folder and a rename,
     so an interrupted or failed write never leaves a partial file behind."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
