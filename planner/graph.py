@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from .errors import GraphError
 from .fields import MAX_BYTES
-from .jsonio import check_schema, dump_json, load_json
+from .jsonio import dump_json, load_json
 
 GRAPH_SCHEMA_VERSION = 1
 DEFAULT_ALIGNMENT = 512  # bytes, like CUDA's caching allocator (captured models)

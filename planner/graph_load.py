@@ -6,8 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import GraphError
-from .fields import (FieldError, bool_field, bytes_field, dict_field, float_field, get, int_field, list_field,
-                     opt_int_field, str_field)
+from .fields import (
+    FieldError,
+    bool_field,
+    bytes_field,
+    dict_field,
+    float_field,
+    get,
+    int_field,
+    list_field,
+    opt_int_field,
+    str_field,
+)
 from .graph import GRAPH_SCHEMA_VERSION, Graph, Op, Tensor, check_graph
 from .jsonio import check_schema
 

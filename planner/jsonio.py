@@ -51,17 +51,11 @@ def dump_json(path: str | os.PathLike, obj: Any) -> None:
 
 
 def load_json(path: str | os.PathLike, what: str = "file") -> Any:
-    """Read a JSON (or .json.gz) file; any I/O or parse problem becomes a one-line UserError."""
-    p = Path(path)
-    if not p.is_file():
-        raise UserError(f"{what} not found: {p}")
-    try:
-        raw = p.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        return json.loads(raw)
-    except (OSError, EOFError, ValueError) as exc:
-        raise UserError(f"malformed {what} {p}: {exc}".splitlines()[0]) from None
+    """Read a JSON (or .json.gz) file; any I/O, gzip, decoding or parse problem becomes a
+    one-line UserError (``planner.reading``)."""
+    from .reading import read_json
+
+    return read_json(path, what)
 
 
 def check_schema(obj: Any, kind: str, version: int, path: str = "") -> None:

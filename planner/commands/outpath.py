@@ -52,3 +52,23 @@ def check_out_path(path: str, inputs: Iterable[str | None] = (), suffixes: tuple
     except OSError as exc:
         raise UserError(f"{option} {path}: cannot write in {anc}: {exc.strerror or exc}") from None
     return p
+
+
+def try_write(write, path: str) -> str | None:
+    """Run ``write()``; None on success, else the one-line reason. A command calls it after
+    the work and prints its result either way, so a late failure never hides the result."""
+    try:
+        write()
+    except OSError as exc:
+        return f"cannot write {path}: {exc.strerror or exc}"
+    return None
+
+
+def report_write_error(error: str | None) -> int | None:
+    """Exit code 2 (with the reason on stderr) when the write failed, else None."""
+    if error is None:
+        return None
+    import sys
+
+    print(f"error: {error} (the result above was not saved)", file=sys.stderr)
+    return 2
