@@ -79,7 +79,32 @@ def _show_progress(quiet: bool, verbose: bool) -> None:
         LOGGER.propagate = False  # not twice through the root handler
 
 
+def _sigterm_as_interrupt():
+    """``kill PID`` stops a command the way Ctrl-C does: cleanup runs (a study kills its
+    workers and releases its cells), exit 130."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding program): leave its handler alone
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    previous = _sigterm_as_interrupt()
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:  # main() may run inside a longer-lived process (tests)
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
