@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("alloc", help="assign offsets to buffers with fixed lifespans (minimalloc CSV)")
     p.add_argument("--csv", required=True, help="problem CSV: id,lower,upper,size[,alignment]")
     p.add_argument("--capacity", type=count, help="bytes available, >= 0 (default: minimise the peak)")
-    add_solver_options(p, 60.0, "seconds for the exact engine,")
+    add_solver_options(p, 60.0, "time limit of the exact engine")
     p.add_argument("--engine", default="auto", choices=("auto", "search", "cp-sat"),
                    help="exact engine (auto: the search and CP-SAT in turn, in growing time slices; default auto)")
     p.add_argument("--greedy", action="store_true", help="greedy best-fit only (no exact engine)")
