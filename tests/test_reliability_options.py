@@ -99,3 +99,11 @@ def test_help_states_exit_codes_descriptions_and_ranges(capsys):
     assert "(default 5)" in helps["info"] and ">= 0" in helps["info"]  # --top
     assert "(default 60)" in helps["alloc"]                          # alloc --time-limit
     assert "checkmate, dtr-trace, minimalloc" in helps["import"]     # import --format
+
+
+def test_quiet_hides_solver_banners(capfd):
+    """PuLP's HiGHS prints a banner at the C level (fd 1, sent to stderr during solves)."""
+    rc = main(["solve", "--model", "chain:8", "--ratio", "0.8", "--method", "checkmate", "--time-limit", "10", "-q"])
+    out, err = capfd.readouterr()
+    assert rc == 0
+    assert "HiGHS" not in err and "HiGHS" not in out.split("time")[0]
