@@ -7,7 +7,7 @@ import time
 
 from ..errors import UserError
 from .common import fmt_bytes, print_json
-from .options import SEED_MAX, positive_int, seed
+from .options import SEED_MAX, seed
 from .outpath import check_out_path, report_write_error, try_write
 
 log = logging.getLogger(__name__)
@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 def add_parser(sub) -> None:
     p = sub.add_parser("profile", help="capture a zoo model's training step (fake tensors) into a graph file")
     p.add_argument("--model", required=True, help="zoo model name (see `planner list`)")
-    p.add_argument("--batch", type=positive_int, help="batch size, >= 1 (default: the zoo's)")
+    p.add_argument("--batch", type=int, help="batch size, >= 1 (default: the zoo's)")
     p.add_argument("--optimizer", default="sgd", help="none | sgd | adam (default sgd)")
     p.add_argument("--device-profile", default="a100-80gb", help="a100-80gb | h100 | h200 (default a100-80gb)")
     p.add_argument("--precision", help="fp32 | tf32 | bf16 peak to use (default: bf16 for bf16 models, else tf32)")
