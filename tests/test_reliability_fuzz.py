@@ -247,3 +247,50 @@ def test_minimalloc_csv(tmp_path_factory, data):
     p.write_bytes(data)
     if _load_or_user_error(load_minimalloc, p, _usable_graph) is not None:
         _usable_csv(str(p))
+
+
+# ---------------------------------------------------------------- the same at the command line
+CLI_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+CLI_CASES = {
+    "dtr-trace": st.one_of(st.binary(max_size=100), mutated(TRACE).map(_trace_bytes)),
+    "checkmate": inputs(CHECKMATE),
+    "minimalloc": st.one_of(st.binary(max_size=100), csv_mutated()),
+}
+
+
+def _cli(capsys, argv) -> int:
+    from planner.cli import main
+
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    assert rc in (0, 1, 2, 3), rc
+    if rc == 2:
+        assert err.startswith("error: ") and err.count("\n") == 1, err
+    return rc
+
+
+@CLI_SETTINGS
+@given(fmt=st.sampled_from(sorted(CLI_CASES)), data=st.data())
+def test_import_command(tmp_path_factory, capsys, fmt, data):
+    d = tmp_path_factory.mktemp("cli")
+    src, out = d / "in", d / "g.json"
+    src.write_bytes(data.draw(CLI_CASES[fmt]))
+    rc = _cli(capsys, ["import", str(src), "--format", fmt, "--out", str(out)])
+    assert out.is_file() == (rc == 0)  # written only on success, never half
+
+
+@CLI_SETTINGS
+@given(data=inputs(PLAN_DOC))
+def test_validate_command(tmp_path_factory, capsys, data):
+    p = tmp_path_factory.mktemp("cli") / "plan.json"
+    p.write_bytes(data)
+    _cli(capsys, ["validate", "--plan", str(p), "--model", "chain:3"])
+
+
+@CLI_SETTINGS
+@given(data=st.one_of(st.binary(max_size=100), csv_mutated()))
+def test_alloc_command(tmp_path_factory, capsys, data):
+    d = tmp_path_factory.mktemp("cli")
+    (d / "p.csv").write_bytes(data)
+    rc = _cli(capsys, ["alloc", "--csv", str(d / "p.csv"), "--greedy", "--out", str(d / "s.csv")])
+    assert (d / "s.csv").is_file() == (rc == 0)
