@@ -262,7 +262,7 @@ def _cli(capsys, argv) -> int:
     from planner.cli import main
 
     rc = main(argv)
-    out, err = capsys.readouterr()
+    _, err = capsys.readouterr()
     assert rc in (0, 1, 2, 3), rc
     if rc == 2:
         assert err.startswith("error: ") and err.count("\n") == 1, err

@@ -31,7 +31,7 @@ def _one_line_error(rc, out, err):
 def test_done_when_solve_into_a_folder_exits_2_before_solving(tmp_path, capsys, monkeypatch):
     """The issue's check: exact on unet-tiny with --out an existing folder: exit 2 in under a
     second, and the solver is never called."""
-    import planner.commands.solve_cmd as solve_cmd
+    from planner.commands import solve_cmd
 
     def never(*a, **k):
         raise AssertionError("solved although --out cannot be written")

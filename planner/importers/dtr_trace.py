@@ -30,7 +30,6 @@ from ..errors import GraphError, UserError
 from ..graph import Graph, Op, Tensor, make_graph
 from ..reading import read_text
 
-
 MAX_TIME_NS = 10**18  # about 31 years: beyond it a TIME is a corrupt field, not a cost
 
 
