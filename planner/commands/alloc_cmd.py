@@ -49,7 +49,7 @@ def run(args) -> int:
     if args.capacity is not None and args.capacity > MAX_BYTES:
         raise UserError(f"--capacity {args.capacity} is beyond the maximum {MAX_BYTES} (2^53)")
     if args.out:
-        check_out_path(args.out, inputs=[args.csv])
+        check_out_path(args.out, inputs=[args.csv], example="solution.csv")
     buffers, _ = read_problem(args.csv)  # an offset column in the input is ignored
     sol = solve_dsa(buffers, args.capacity, time_limit=args.time_limit, seed=args.seed,
                     threads=args.threads, greedy_only=args.greedy, engine=args.engine)

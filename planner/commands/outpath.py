@@ -26,13 +26,14 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def check_out_path(path: str, inputs: Iterable[str | None] = (), suffixes: tuple[str, ...] = (),
-                   option: str = "--out") -> Path:
+                   option: str = "--out", example: str = "") -> Path:
     """``path`` as a Path when a file can be written there; UserError (exit 2) otherwise."""
     if not str(path).strip():
         raise UserError(f"{option} is empty; give a file path")
     p = Path(path)
     if p.is_dir():
-        raise UserError(f"{option} {path} is a folder; give a file path (e.g. {p / 'out'}{suffixes[0] if suffixes else ''})")
+        name = example or "out" + (suffixes[0] if suffixes else "")
+        raise UserError(f"{option} {path} is a folder; give a file path (e.g. {p / name})")
     if p.exists() and not p.is_file():
         raise UserError(f"{option} {path} exists and is not a regular file")
     if suffixes and not any(p.name.endswith(s) and len(p.name) > len(s) for s in suffixes):

@@ -73,7 +73,7 @@ def _check_solver(method: str, solver: str | None) -> None:
 def run(args) -> int:
     ratio = parse_ratio(args.ratio)
     if args.out:  # before the work: a solve of minutes must not end in a write error
-        check_out_path(args.out, inputs=[args.graph])
+        check_out_path(args.out, inputs=[args.graph], example="plan.json")
     _check_solver(args.method, args.solver)
     get_method(args.method)  # an unknown method fails before the graph loads
     g = load_graph_arg(args.model, args.graph)
