@@ -189,7 +189,7 @@ def _worker_of_slow_cell(out: Path) -> int:
     return worker()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_killed_study_leaves_no_worker_and_a_rerun_completes_each_cell_once(tmp_path, sig):
     out = tmp_path / "s"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -254,6 +254,7 @@ def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) 
             while pending and len(running) < jobs:
                 c = pending.pop()
                 if not claim(out, c):  # another run took it since the start
+                    log.warning("cell %s %g %s is being run by another process; left to it", c.model, c.ratio, c.method)
                     continue
                 p = ctx.Process(target=_local_worker, args=(c, str(out), spec.save_plans), daemon=True)
                 p.start()
