@@ -24,7 +24,7 @@ from pathlib import Path
 from planner.analysis import baseline_peak, min_feasible_budget
 from planner.dtr_tracegen import TRACES
 from planner.graph import Graph
-from planner.heuristics.common import simulate
+from planner.heuristics.eviction import simulate
 from planner.heuristics.dtr_ideal import DTRIdeal, _config, place_afterwards
 from planner.importers.dtr_trace import load_dtr_trace
 from planner.params import SolveParams

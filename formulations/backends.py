@@ -49,6 +49,20 @@ def stdout_to_stderr():
         os.close(saved)
 
 
+@contextlib.contextmanager
+def stdout_to_devnull():
+    """Drop fd 1 for the duration: solver banners a non-verbose run does not show."""
+    sys.stdout.flush()
+    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
 # Models at least this large run in a child process that is killed when it overruns its time
 # limit: HiGHS does not check the clock inside a root cut-separation round, and one round on
 # layered:250 at 0.9 (188k columns) took 98 s of a 25 s limit (total 118 s). Small models solve
@@ -429,7 +443,7 @@ def _solve_pulp_once(m: Model, params: SolveParams, relax: bool, tl: float, extr
             raise UserError("solver gurobi is not available (gurobipy with a licence is needed)")
     else:
         raise UserError(f"unknown solver {params.solver!r}; choose highs, cbc or gurobi")
-    with stdout_to_stderr():
+    with stdout_to_stderr() if params.verbose else stdout_to_devnull():  # PuLP's HiGHS prints its banner
         prob.solve(solver)
     secs = time.perf_counter() - t0
     st = pulp.LpStatus.get(prob.status, "Undefined")

@@ -21,10 +21,24 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{self.prog}: {message}")
 
 
+EXIT_CODES = """exit codes:
+  0  done: a plan was found, the plan is valid, the checks passed
+  1  an invalid plan, a failed execution check, or a method error
+  2  a user error: bad option, unreadable or malformed input, unwritable --out (one line on stderr)
+  3  the method found no plan (infeasible or timeout): a result, printed in full
+  130  interrupted (Ctrl-C or SIGTERM)"""
+
+
+def _global_flags(p: argparse.ArgumentParser, default) -> None:
+    p.add_argument("-v", "--verbose", action="store_true", default=default, help="debug logging on stderr")
+    p.add_argument("-q", "--quiet", action="store_true", default=default,
+                   help="no progress lines or solver banners on stderr during long solves")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="planner", description="Coop Planner: rematerialization and address planning for training memory")
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr during long solves")
+    p = _Parser(prog="planner", description="Coop Planner: rematerialization and address planning for training memory",
+                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _global_flags(p, False)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
         try:
@@ -34,6 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # command not built yet
             raise
         mod.add_parser(sub)
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, sp in sub.choices.items():
+        # -q/-v after the subcommand too; SUPPRESS keeps a value given before it
+        _global_flags(sp, argparse.SUPPRESS)
+        if sp.description is None and helps.get(name):
+            sp.description = helps[name][0].upper() + helps[name][1:] + "."
+        sp.epilog, sp.formatter_class = EXIT_CODES, argparse.RawDescriptionHelpFormatter
     return p
 
 
@@ -58,7 +79,32 @@ def _show_progress(quiet: bool, verbose: bool) -> None:
         LOGGER.propagate = False  # not twice through the root handler
 
 
+def _sigterm_as_interrupt():
+    """``kill PID`` stops a command the way Ctrl-C does: cleanup runs (a study kills its
+    workers and releases its cells), exit 130."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding program): leave its handler alone
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    previous = _sigterm_as_interrupt()
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:  # main() may run inside a longer-lived process (tests)
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,

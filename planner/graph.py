@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterable
 
 from .errors import GraphError
-from .jsonio import check_schema, dump_json, load_json
+from .fields import MAX_BYTES
+from .jsonio import dump_json, load_json
 
 GRAPH_SCHEMA_VERSION = 1
 DEFAULT_ALIGNMENT = 512  # bytes, like CUDA's caching allocator (captured models)
+HASH_EXCLUDED_META = ("path",)  # where a graph was read from is not part of what it is
 
 #: Tensor kinds a capture or generator may use. Only ``producer is None`` decides residency.
 TENSOR_KINDS = (
@@ -184,9 +187,12 @@ class Graph:
 
     @cached_property
     def hash(self) -> str:
-        """Content hash (sha256 of the canonical JSON, name excluded, so renaming keeps identity)."""
+        """Content hash (sha256 of the canonical JSON, name excluded, so renaming keeps identity;
+        ``meta['path']``, where an importer read it from, excluded too: the same trace read
+        from two places is the same graph and its plans carry over)."""
         d = self.to_dict()
         d.pop("name")
+        d["meta"] = {k: v for k, v in d["meta"].items() if k not in HASH_EXCLUDED_META}
         canon = json.dumps(d, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
@@ -196,33 +202,14 @@ class Graph:
 
     @staticmethod
     def from_dict(d: dict[str, Any], source: str = "") -> "Graph":
-        check_schema(d, "graph", GRAPH_SCHEMA_VERSION, source)
-        try:
-            tensors = tuple(
-                Tensor(i, int(r[0]), str(r[1]), _opt_int(r[2]), _opt_int(r[3]), _opt_int(r[4]),
-                       str(r[5]), dict(r[6] or {}))
-                for i, r in enumerate(d["tensors"])
-            )
-            ops = tuple(
-                Op(i, str(r[0]), str(r[1]), tuple(int(x) for x in r[2]), tuple(int(x) for x in r[3]),
-                   float(r[4]), float(r[5]), int(r[6]), tuple(int(x) for x in r[7]), bool(r[8]),
-                   dict(r[9] or {}))
-                for i, r in enumerate(d["ops"])
-            )
-            g = Graph(str(d.get("name", "")), tensors, ops, tuple(int(x) for x in d["required"]),
-                      dict(d.get("meta") or {}))
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise GraphError(f"malformed graph {source}: {type(exc).__name__}: {exc}".strip()) from None
-        check_graph(g)
-        return g
+        """Typed load (every field checked, named in the message); empty graphs are refused."""
+        from .graph_load import graph_from_dict
+
+        return graph_from_dict(d, source)
 
     @staticmethod
     def load(path: str) -> "Graph":
         return Graph.from_dict(load_json(path, "graph file"), str(path))
-
-
-def _opt_int(x: Any) -> int | None:
-    return None if x is None else int(x)
 
 
 def make_graph(name: str, tensors: Iterable[Tensor], ops: Iterable[Op], required: Iterable[int],
@@ -247,6 +234,8 @@ def check_graph(g: Graph) -> None:
             raise GraphError(f"tensor ids must be dense: position {i} holds id {t.id}")
         if t.bytes < 0:
             raise GraphError(f"tensor {i} ({t.name}) has negative size {t.bytes}")
+        if t.bytes > MAX_BYTES:
+            raise GraphError(f"tensor {i} ({t.name}) has {t.bytes} bytes, beyond the maximum {MAX_BYTES} (2^53)")
         if t.kind not in TENSOR_KINDS:
             raise GraphError(f"tensor {i} ({t.name}) has unknown kind {t.kind!r}")
         if t.producer is not None and not 0 <= t.producer < no:
@@ -262,10 +251,11 @@ def check_graph(g: Graph) -> None:
     for j, op in enumerate(g.ops):
         if op.id != j:
             raise GraphError(f"op ids must be dense: position {j} holds id {op.id}")
-        if op.cost < 0 or op.cost != op.cost:
-            raise GraphError(f"op {j} ({op.name}) has negative or NaN cost {op.cost}")
-        if op.flops < 0 or op.bytes_moved < 0:
-            raise GraphError(f"op {j} ({op.name}) has negative flops or bytes moved")
+        if not 0 <= op.cost < math.inf:
+            bad = "an infinite" if op.cost == math.inf else "negative or NaN"
+            raise GraphError(f"op {j} ({op.name}) has {bad} cost {op.cost}")
+        if not 0 <= op.flops < math.inf or op.bytes_moved < 0:
+            raise GraphError(f"op {j} ({op.name}) has negative or infinite flops, or negative bytes moved")
         for t in op.inputs + op.outputs:
             if not 0 <= t < nt:
                 raise GraphError(f"op {j} ({op.name}) names unknown tensor {t}")
@@ -324,6 +314,11 @@ def check_graph(g: Graph) -> None:
             raise GraphError(f"tensor {t} ({g.tensors[t].name}) is read by op {last[t]} after op {k} overwrote it in place")
         if t in g.required_set:
             raise GraphError(f"tensor {t} ({g.tensors[t].name}) is required but op {k} overwrites it in place")
+    total = sum(t.bytes for t in g.tensors)
+    if total > MAX_BYTES:
+        raise GraphError(f"the tensors hold {total} bytes together, beyond the maximum {MAX_BYTES} (2^53)")
+    if not math.isfinite(g.total_cost()):
+        raise GraphError("the ops' costs add up to infinity")
     seen: set[int] = set()
     for t in g.required:
         if not 0 <= t < nt:

@@ -11,13 +11,26 @@ from typing import Any
 from .errors import UserError
 
 
+def _file_mode(path: Path) -> int:
+    """Mode a written file gets: the replaced file's own, else what ``open`` would give under
+    the umask (mkstemp's temp files are 0600, which a rename would otherwise keep)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def write_atomic(path: str | os.PathLike, data: bytes) -> None:
     """Write bytes to ``path`` through a temp file in the same folder and a rename,
     so an interrupted or failed write never leaves a partial file behind."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
@@ -38,17 +51,11 @@ def dump_json(path: str | os.PathLike, obj: Any) -> None:
 
 
 def load_json(path: str | os.PathLike, what: str = "file") -> Any:
-    """Read a JSON (or .json.gz) file; any I/O or parse problem becomes a one-line UserError."""
-    p = Path(path)
-    if not p.is_file():
-        raise UserError(f"{what} not found: {p}")
-    try:
-        raw = p.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        return json.loads(raw)
-    except (OSError, EOFError, ValueError) as exc:
-        raise UserError(f"malformed {what} {p}: {exc}".splitlines()[0]) from None
+    """Read a JSON (or .json.gz) file; any I/O, gzip, decoding or parse problem becomes a
+    one-line UserError (``planner.reading``)."""
+    from .reading import read_json
+
+    return read_json(path, what)
 
 
 def check_schema(obj: Any, kind: str, version: int, path: str = "") -> None:

@@ -46,6 +46,8 @@ def load_model(name: str) -> Graph:
     """Graph for a model name: a synthetic spec, or the checked-in profile of a zoo model."""
     if is_synthetic(name):
         return synthetic(name)
+    if "/" in name or "\\" in name or name.startswith("."):  # never resolved as a path under profiles/
+        raise UserError(f"{name!r} is not a model name; for a graph file give --graph FILE")
     p = profile_path(name)
     if p is not None:
         return Graph.load(str(p))

@@ -12,10 +12,11 @@ Semantics (what the validator checks and the executor replays):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from .errors import PlanFormatError, UserError
+from .errors import PlanFormatError
+from .fields import FieldError, bytes_field, dict_field, get, int_field, list_field, str_field
 from .graph import DEFAULT_ALIGNMENT  # noqa: F401 - re-exported: plans default to it
 from .jsonio import check_schema, dump_json, load_json
 
@@ -76,28 +77,51 @@ class Plan:
 
     @staticmethod
     def from_dict(d: dict[str, Any], source: str = "") -> "Plan":
+        """Typed load: the message names the file, the step and the field."""
         check_schema(d, "plan", PLAN_SCHEMA_VERSION, source)
+        where = f"malformed plan {source}".rstrip()
         try:
-            steps = []
-            for i, row in enumerate(d["steps"]):
-                if row[0] == COMPUTE:
-                    steps.append(Step(COMPUTE, int(row[1]), tuple((int(t), int(o)) for t, o in row[2])))
-                elif row[0] == FREE:
-                    steps.append(Step(FREE, int(row[1])))
-                else:
-                    raise PlanFormatError(f"malformed plan {source}: step {i} has unknown kind {row[0]!r}")
-            return Plan(
-                graph_hash=str(d["graph_hash"]), budget=int(d["budget"]), method=str(d["method"]),
-                steps=tuple(steps),
-                resident_offsets=tuple((int(t), int(o)) for t, o in d["resident_offsets"]),
-                alignment=int(d.get("alignment", DEFAULT_ALIGNMENT)), model=str(d.get("model", "")),
-                meta=dict(d.get("meta") or {}),
-            )
-        except UserError:
-            raise
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise PlanFormatError(f"malformed plan {source}: {type(exc).__name__}: {exc}") from None
+            head = Plan(
+                graph_hash=str_field(get(d, "graph_hash"), "graph_hash"),
+                budget=bytes_field(get(d, "budget"), "budget"), method=str_field(get(d, "method"), "method"),
+                steps=(), resident_offsets=_offsets(get(d, "resident_offsets"), "resident_offsets"),
+                alignment=int_field(d.get("alignment", DEFAULT_ALIGNMENT), "alignment", 1, 2**30),
+                model=str_field(d.get("model", ""), "model"), meta=dict_field(d.get("meta"), "meta"))
+            rows = list_field(get(d, "steps"), "steps")
+        except FieldError as exc:
+            raise PlanFormatError(f"{where}: {exc}") from None
+        steps = []
+        for i, row in enumerate(rows):
+            try:
+                steps.append(_step(row))
+            except FieldError as exc:
+                raise PlanFormatError(f"{where}: step {i}: {exc}") from None
+        return replace(head, steps=tuple(steps))
 
     @staticmethod
     def load(path: str) -> "Plan":
         return Plan.from_dict(load_json(path, "plan file"), str(path))
+
+
+def _offsets(v: Any, name: str) -> tuple[tuple[int, int], ...]:
+    """[[tensor, offset], ...] with each tensor listed once."""
+    out: dict[int, int] = {}
+    for k, pair in enumerate(list_field(v, name)):
+        t, off = list_field(pair, f"{name}[{k}]", 2)
+        t = int_field(t, f"{name}[{k}] tensor", 0)
+        if t in out:
+            raise FieldError(f"{name} lists tensor {t} twice")
+        out[t] = bytes_field(off, f"{name}[{k}] offset")
+    return tuple(out.items())
+
+
+def _step(row: Any) -> Step:
+    row = list_field(row, "row")
+    kind = row[0] if row else None
+    if kind == COMPUTE:
+        list_field(row, "a compute row", 3)
+        return Step(COMPUTE, int_field(row[1], "op", 0), _offsets(row[2], "offsets"))
+    if kind == FREE:
+        list_field(row, "a free row", 2)
+        return Step(FREE, int_field(row[1], "tensor", 0))
+    raise FieldError(f"unknown kind {kind!r} (expected {COMPUTE!r} or {FREE!r})")

@@ -77,8 +77,10 @@ class _Block:
 def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
     """Replay ``plan`` on ``g`` and report every violation (up to ``max_violations``)."""
     V: list[Violation] = []
+    seen = [0]  # every violation found, kept or not (the report says how many there were)
 
     def bad(step: int, rule: str, detail: str) -> None:
+        seen[0] += 1
         if len(V) < max_violations:
             V.append(Violation(step, rule, detail))
 
@@ -292,5 +294,5 @@ def validate(g: Graph, plan: Plan, max_violations: int = 200) -> Report:
         compute_cost=cost, baseline_cost=base, overhead=(cost / base - 1.0) if base > 0 else 0.0,
         computations=ncomp, recomputations=ncomp - sum(1 for c in computed if c),
         frag_eviction=(sum(frag_samples) / len(frag_samples)) if frag_samples else 0.0,
-        frag_range=range_at_peak, evictions=evictions,
+        frag_range=range_at_peak, evictions=evictions, extra={"violations_total": seen[0]},
     )

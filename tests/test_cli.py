@@ -78,8 +78,8 @@ def test_plan_for_other_graph_is_rejected(capsys, tmp_path):
     p = tmp_path / "p.json"
     assert main(["solve", "--model", "chain:8", "--ratio", "1.0", "--method", "none", "--out", str(p)]) == 0
     capsys.readouterr()
-    rc, out, _ = run(["validate", "--plan", str(p), "--model", "chain:9"], capsys)
-    assert rc == 1 and "graph-hash" in out
+    rc, _, err = run(["validate", "--plan", str(p), "--model", "chain:9"], capsys)
+    assert rc == 2 and "another graph" in err  # one rule with execute and plot (issue 34)
 
 
 def test_no_partial_output_on_error(capsys, tmp_path):

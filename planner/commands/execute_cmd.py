@@ -1,17 +1,18 @@
 """`planner execute`: run a plan with PyTorch on one arena of its budget and check it.
 
-Exit 0 when every check passes, 1 naming the failed checks, 2 for user errors (plan for another
-graph, CUDA asked for but absent, a graph without a replay recipe).
+Exit 0 when every check passes, 1 naming the failed checks or the violated rule of an invalid
+plan (validated before it runs), 2 for user errors (plan for another graph, CUDA asked for but
+absent, a graph without a replay recipe).
 """
 from __future__ import annotations
 
 import sys
 
-from ..errors import UserError
-from ..graph import Graph
-from ..models import load_model, profile_path
 from ..plan import Plan
+from ..validator import validate
 from .common import fmt_bytes, print_json
+from .options import count, positive_int
+from .plan_graph import graph_for_plan
 
 
 def add_parser(sub) -> None:
@@ -20,28 +21,14 @@ def add_parser(sub) -> None:
     p.add_argument("--device", choices=("cuda", "cpu"), default=None,
                    help="default: cuda when available, else cpu")
     p.add_argument("--graph", help="graph JSON file (default: the checked-in profile of the plan's model)")
-    p.add_argument("--repeats", type=int, default=3,
-                   help="timed runs of the plan, the plain schedule and eager PyTorch (median; 0 = checks only)")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    p.add_argument("--repeats", type=count, default=3,
+                   help="timed runs of the plan, the plain schedule and eager PyTorch, >= 0 (median; 0 = checks "
+                        "only; default 3)")
+    p.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads, >= 1 (default 1)")
     p.add_argument("--strict-memory", action="store_true",
                    help="cpu: the memory check counts every allocation outside the arena (kernel scratch too)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=run)
-
-
-def _graph_for(plan: Plan, graph_file: str | None) -> Graph:
-    if graph_file:
-        g = Graph.load(graph_file)
-        src = graph_file
-    else:
-        if not plan.model:
-            raise UserError("the plan names no model; give --graph GRAPH.json")
-        g = load_model(plan.model)
-        src = str(profile_path(plan.model) or plan.model)
-    if g.hash != plan.graph_hash:
-        raise UserError(f"plan {plan.graph_hash} was made for another graph than {plan.model or g.name}'s "
-                        f"({src}, graph {g.hash}); re-solve it for this graph")
-    return g
 
 
 def run(args) -> int:
@@ -50,13 +37,15 @@ def run(args) -> int:
     from ..executor import execute
     from ..executor.checks import check_device
 
-    if args.repeats < 0:
-        raise UserError("--repeats must be >= 0")
     plan = Plan.load(args.plan)
     device = check_device(args.device)  # before the (slow) model load: a missing CUDA is a user error
-    g = _graph_for(plan, args.graph)
+    g = graph_for_plan(plan, graph_file=args.graph)
+    rep = validate(g, plan)  # a broken plan is named by its rule, not found by chance at run time
+    if not rep.valid:
+        print(f"error: the plan is not valid, not executed: {rep.violations[0]}", file=sys.stderr)
+        return 1
     if device == "cpu":
-        torch.set_num_threads(max(1, args.threads))
+        torch.set_num_threads(args.threads)
     rep = execute(g, plan, device, repeats=args.repeats, strict_memory=args.strict_memory)
     if args.json:
         print_json({"plan": args.plan, **rep.to_dict()})

@@ -4,12 +4,13 @@ from __future__ import annotations
 from ..analysis import baseline_peak, min_feasible_budget
 from ..models import load_graph_arg
 from .common import add_graph_args, fmt_bytes, print_json
+from .options import count
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("info", help="ops, tensors, baseline peak, parameter bytes, minimum feasible budget")
     add_graph_args(p)
-    p.add_argument("--top", type=int, default=5, help="how many of the costliest ops to show")
+    p.add_argument("--top", type=count, default=5, help="how many of the costliest ops to show, >= 0 (default 5)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=run)
 

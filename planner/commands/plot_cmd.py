@@ -7,8 +7,12 @@ from pathlib import Path
 
 from ..errors import UserError
 from .common import print_json
+from .outpath import check_out_path
+from .plan_graph import graph_for_plan
 
 FORMATS = ("png", "memory-viz")
+# suffixes each format can write (matplotlib picks its writer from the suffix)
+SUFFIXES = {"png": (".png", ".svg", ".pdf"), "memory-viz": (".pickle", ".pkl")}
 
 
 def add_parser(sub) -> None:
@@ -17,7 +21,8 @@ def add_parser(sub) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--model", help="model the plan is for (default: the plan's own model field)")
     g.add_argument("--graph", help="graph file the plan is for")
-    p.add_argument("--out", help="output file (default: PLAN.png or PLAN.pickle next to the plan)")
+    p.add_argument("--out", help="output file: .png, .svg or .pdf (png format), .pickle or .pkl (memory-viz); "
+                                 "default PLAN.png or PLAN.pickle next to the plan")
     p.add_argument("--format", default="png", choices=FORMATS,
                    help="png: picture; memory-viz: PyTorch snapshot pickle for pytorch.org/memory_viz")
     p.add_argument("--title", help="picture title")
@@ -33,32 +38,40 @@ def _stem(path: str) -> str:
     return name
 
 
+def _draw_atomic(g, plan, out: Path, title: str | None) -> None:
+    """matplotlib writes in place: draw to a temp file of the same suffix, then rename."""
+    import os
+
+    from ..jsonio import _file_mode
+    from ..plotting.plan_plot import draw_plan
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.stem}.{os.getpid()}.tmp{out.suffix}")
+    mode = _file_mode(out)
+    try:
+        draw_plan(g, plan, tmp, title)
+        os.chmod(tmp, mode)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def run(args) -> int:
-    from ..graph import Graph
-    from ..models import load_model
     from ..plan import Plan
     from ..validator import validate
 
-    plan = Plan.load(args.plan)
-    if args.graph:
-        g = Graph.load(args.graph)
-    else:
-        name = args.model or plan.model
-        if not name:
-            raise UserError("the plan names no model; give --model NAME or --graph FILE")
-        g = load_model(name)
-    rep = validate(g, plan)
-    if not rep.valid:
-        raise UserError(f"plan is not valid for {g.name}: {rep.violations[0]}")
     ext = ".png" if args.format == "png" else ".pickle"
     out = Path(args.out) if args.out else Path(args.plan).with_name(_stem(args.plan) + ext)
+    check_out_path(str(out), inputs=[args.plan, args.graph], suffixes=SUFFIXES[args.format])
+    plan = Plan.load(args.plan)
+    g = graph_for_plan(plan, args.model, args.graph)
+    rep = validate(g, plan)
+    if not rep.valid:
+        print(f"error: the plan is not valid for {g.name}: {rep.violations[0]}", file=sys.stderr)
+        return 1  # the same rule as validate: an invalid plan is exit 1
     try:
-        if out.parent and not out.parent.exists():
-            out.parent.mkdir(parents=True, exist_ok=True)
         if args.format == "png":
-            from ..plotting.plan_plot import draw_plan
-
-            draw_plan(g, plan, out, args.title)
+            _draw_atomic(g, plan, out, args.title)
         else:
             from ..plotting.memviz import export
 

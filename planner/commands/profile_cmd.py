@@ -7,6 +7,8 @@ import time
 
 from ..errors import UserError
 from .common import fmt_bytes, print_json
+from .options import SEED_MAX, seed
+from .outpath import check_out_path, report_write_error, try_write
 
 log = logging.getLogger(__name__)
 
@@ -14,12 +16,13 @@ log = logging.getLogger(__name__)
 def add_parser(sub) -> None:
     p = sub.add_parser("profile", help="capture a zoo model's training step (fake tensors) into a graph file")
     p.add_argument("--model", required=True, help="zoo model name (see `planner list`)")
-    p.add_argument("--batch", type=int, help="batch size (default: the zoo's)")
+    p.add_argument("--batch", type=int, help="batch size, >= 1 (default: the zoo's)")
     p.add_argument("--optimizer", default="sgd", help="none | sgd | adam (default sgd)")
     p.add_argument("--device-profile", default="a100-80gb", help="a100-80gb | h100 | h200 (default a100-80gb)")
     p.add_argument("--precision", help="fp32 | tf32 | bf16 peak to use (default: bf16 for bf16 models, else tf32)")
     p.add_argument("--measure", action="store_true", help="time each op on this machine instead of the cost model")
-    p.add_argument("--seed", type=int, default=0, help="seed recorded for the executor (weights and batch)")
+    p.add_argument("--seed", type=seed, default=0,
+                   help=f"seed recorded for the executor (weights and batch), in [0, {SEED_MAX}] (default 0)")
     p.add_argument("--out", help="output graph file (default profiles/NAME.json.gz, only with default options)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=run)
@@ -60,11 +63,15 @@ def run(args) -> int:
         if not _is_default(args):
             raise UserError("give --out PATH: non-default options would replace the checked-in profile")
         out = str(PROFILES_DIR / f"{args.model}.json.gz")
+    check_out_path(out, suffixes=(".json", ".json.gz"))
     t0 = time.perf_counter()
     g = capture_model(args.model, args.batch, args.optimizer, args.device_profile, args.precision,
                       args.measure, args.seed)
     seconds = time.perf_counter() - t0
-    g.save(out)
+    write_error = try_write(lambda: g.save(out), out)
+    if write_error:
+        print(f"{g.name}: {len(g.ops)} ops, {len(g.tensors)} tensors (graph {g.hash}), captured in {seconds:.1f} s")
+        return report_write_error(write_error) or 2
     T = g.tensors
     info = {"model": g.name, "path": out, "graph_hash": g.hash, "ops": len(g.ops), "tensors": len(T),
             "views": sum(1 for t in T if t.alias_of is not None),

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ..analysis import baseline_cost, baseline_peak
 from ..budget import budget_for, parse_ratio
 from ..errors import UserError
 from ..models import load_graph_arg
 from ..params import SolveParams
-from ..registry import solve
+from ..registry import get_method, solve
 from .common import add_graph_args, fmt_bytes, print_json
+from .options import add_solver_options, positive_int
+from .outpath import check_out_path, report_write_error, try_write
 
 DEFAULT_METHOD = "exact"
 # The default solver limit. 300 s, not 60: `exact` proves unet at 0.4 (the README's first
@@ -18,6 +21,8 @@ DEFAULT_METHOD = "exact"
 # plan with a 1.5% gap. Heuristics ignore the limit, a method that proves earlier returns
 # earlier, and `study` keeps its own 60 s per cell (SolveParams' default).
 DEFAULT_TIME_LIMIT = 300.0
+# methods that build their MILP through PuLP and so honour --solver
+SOLVER_METHODS = ("checkmate", "milp-joint")
 
 
 def add_parser(sub) -> None:
@@ -25,15 +30,15 @@ def add_parser(sub) -> None:
     add_graph_args(p)
     p.add_argument("--ratio", required=True, help="budget as a fraction of the baseline peak, in (0, 1]")
     p.add_argument("--method", default=DEFAULT_METHOD, help=f"method name (default {DEFAULT_METHOD}; see `planner list`)")
-    p.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT,
-                   help=f"solver time limit in seconds (default {DEFAULT_TIME_LIMIT:g})")
-    p.add_argument("--threads", type=int, default=1, help="solver threads")
-    p.add_argument("--seed", type=int, default=0, help="solver seed")
-    p.add_argument("--solver", default="highs", choices=("highs", "cbc", "gurobi"), help="MILP/LP backend")
-    p.add_argument("--alignment", type=int, default=None,
-                   help="bytes every storage is rounded up to (default: the graph's own: 512 for captured "
+    add_solver_options(p, DEFAULT_TIME_LIMIT)
+    p.add_argument("--solver", default=None, choices=("highs", "cbc", "gurobi"),
+                   help=f"MILP backend of {' and '.join(SOLVER_METHODS)} (default highs; the other formulations "
+                        "call HiGHS directly and refuse another)")
+    p.add_argument("--alignment", type=positive_int, default=None,
+                   help="bytes every storage is rounded up to, >= 1 (default: the graph's own: 512 for captured "
                         "models, 1 for imported Checkmate graphs, DTR traces and minimalloc CSVs)")
-    p.add_argument("--alloc-policy", default="first-fit", choices=("first-fit", "best-fit"))
+    p.add_argument("--alloc-policy", default="first-fit", choices=("first-fit", "best-fit"),
+                   help="heuristics' simulated allocator: first-fit or best-fit (default first-fit)")
     p.add_argument("--no-sliding-window", action="store_true", help="coop: DTE's eviction instead of the window")
     p.add_argument("--no-partition", action="store_true", help="coop: no cheap-tensor partitioning")
     p.add_argument("--no-inplace", action="store_true", help="coop, dtr-ideal: in-place ops run out of place (DTR's simulator copies them)")
@@ -46,7 +51,7 @@ def add_parser(sub) -> None:
 
 def params_from_args(args) -> SolveParams:
     return SolveParams(
-        time_limit=args.time_limit, threads=args.threads, seed=args.seed, solver=args.solver,
+        time_limit=args.time_limit, threads=args.threads, seed=args.seed, solver=args.solver or "highs",
         alignment=_alignment(getattr(args, "alignment", None)),
         alloc_policy=args.alloc_policy, sliding_window=not args.no_sliding_window,
         partition=not args.no_partition, inplace=not args.no_inplace, union_find=args.union_find,
@@ -59,17 +64,27 @@ def _alignment(a: int | None) -> int | None:
     return a
 
 
+def _check_solver(method: str, solver: str | None) -> None:
+    if solver not in (None, "highs") and method not in SOLVER_METHODS:
+        raise UserError(f"--solver {solver} applies to {' and '.join(SOLVER_METHODS)} only; "
+                        f"method {method!r} solves with HiGHS directly (drop --solver)")
+
+
 def run(args) -> int:
     ratio = parse_ratio(args.ratio)
+    if args.out:  # before the work: a solve of minutes must not end in a write error
+        check_out_path(args.out, inputs=[args.graph], example="plan.json")
+    _check_solver(args.method, args.solver)
+    get_method(args.method)  # an unknown method fails before the graph loads
     g = load_graph_arg(args.model, args.graph)
     params = params_from_args(args)
     peak = baseline_peak(g, params.alignment)
     budget = budget_for(g, ratio, params.alignment)
     res = solve(g, budget, args.method, params)
-    plan_path = None
+    plan_path, write_error = None, None
     if args.out and res.has_plan:
-        res.plan.save(args.out)
-        plan_path = args.out
+        write_error = try_write(lambda: res.plan.save(args.out), args.out)
+        plan_path = None if write_error else args.out
     v = res.validation or {}
     out = {
         "model": g.name, "method": args.method, "ratio": ratio, "budget_bytes": budget,
@@ -115,6 +130,11 @@ def run(args) -> int:
         print(f"time      {res.solve_seconds:.3f} s ({res.backend})")
         if plan_path:
             print(f"plan      {plan_path}")
+    if args.out and not res.has_plan and Path(args.out).exists():
+        print(f"note: no plan, so {args.out} was not written (the file there is from an earlier run)",
+              file=sys.stderr)
+    if write_error:
+        return report_write_error(write_error) or 2
     if res.status in ("optimal", "feasible"):
         return 0
     if res.status == "error":

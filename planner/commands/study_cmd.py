@@ -9,6 +9,7 @@ import sys
 
 from ..errors import UserError
 from .common import print_json
+from .options import SEED_MAX, positive_int, seconds, seed
 
 
 def add_parser(sub) -> None:
@@ -19,12 +20,14 @@ def add_parser(sub) -> None:
     p.add_argument("--preset", help="a named study: zoo, coop-paper, coop-paper-tiny")
     p.add_argument("--spec", help="run the study described by this study.json")
     p.add_argument("--name", help="study name (default: the out folder's name)")
-    p.add_argument("--time-limit", type=float, default=None, help="solver seconds per cell (default 60)")
-    p.add_argument("--wall-limit", type=float, default=None,
-                   help="hard wall seconds per cell before it is killed (default 2 x time limit + 120)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1, help="solver threads per cell")
-    p.add_argument("--jobs", type=int, default=1, help="cells in parallel")
+    p.add_argument("--time-limit", type=seconds, default=None, help="solver seconds per cell, > 0 (default 60)")
+    p.add_argument("--wall-limit", type=seconds, default=None,
+                   help="hard wall seconds per cell before it is killed, > 0 (default 2 x time limit + 120)")
+    p.add_argument("--seed", type=seed, default=0, help=f"solver seed in [0, {SEED_MAX}] (default 0)")
+    p.add_argument("--threads", type=positive_int, default=1, help="solver threads per cell, >= 1 (default 1)")
+    p.add_argument("--jobs", type=positive_int, default=1, help="cells in parallel, >= 1 (default 1)")
+    p.add_argument("--force", action="store_true",
+                   help="run a different grid in a folder that holds another study (its study.json is replaced)")
     p.add_argument("--out", help="study folder (default results/NAME)")
     p.add_argument("--backend", default="local", choices=("local", "ray"), help="worker processes or Ray tasks")
     p.add_argument("--address", help="Ray cluster address (with --backend ray; default: start a local one)")
@@ -115,7 +118,7 @@ def run(args) -> int:
     try:
         run_ = run_study(spec, out, jobs=args.jobs, backend=args.backend, address=args.address,
                          progress=bar, retry_errors=args.retry_errors,
-                         plots=not args.no_plots)
+                         plots=not args.no_plots, force=args.force)
     finally:
         bar.close()
     for note in run_.notes:

@@ -18,6 +18,7 @@ import heapq
 from typing import Any
 
 from ..errors import UserError
+from ..fields import MAX_BYTES, FieldError, bool_field, float_field
 from ..graph import Graph, Op, Tensor, make_graph
 from ..jsonio import load_json
 
@@ -30,18 +31,27 @@ def load_checkmate(path: str) -> Graph:
     if links is None:
         raise UserError(f"{path}: node-link graph without 'links' or 'edges'")
     nodes: dict[Any, dict] = {}
+    if not isinstance(d["nodes"], list) or not isinstance(links, list):
+        raise UserError(f"{path}: 'nodes' and 'links' must be lists")
+    if not d["nodes"]:
+        raise UserError(f"{path}: the graph has no nodes")
     for i, nd in enumerate(d["nodes"]):
         if not isinstance(nd, dict) or "id" not in nd:
             raise UserError(f"{path}: node {i} has no id")
+        if not isinstance(nd["id"], (int, str)) or isinstance(nd["id"], bool):
+            raise UserError(f"{path}: node {i} has id {nd['id']!r}; ids are integers or strings")
         for key in ("cost_cpu", "cost_ram"):
             if key not in nd:
                 raise UserError(f"{path}: node {nd['id']!r} has no {key}")
-        try:
-            cost, ram = float(nd["cost_cpu"]), int(round(float(nd["cost_ram"])))
-        except (TypeError, ValueError):
-            raise UserError(f"{path}: node {nd['id']!r} has a non-numeric cost") from None
-        if cost < 0 or ram < 0 or cost != cost:
-            raise UserError(f"{path}: node {nd['id']!r} has a negative or NaN cost")
+        try:  # typed: finite numbers (Infinity, true, "5" are refused), sizes within MAX_BYTES
+            cost = float_field(nd["cost_cpu"], "cost_cpu", 0.0)
+            ram = int(round(float_field(nd["cost_ram"], "cost_ram", 0.0)))
+            if ram > MAX_BYTES:
+                raise FieldError(f"cost_ram {ram} is beyond the maximum {MAX_BYTES} (2^53)")
+            if nd.get("backward") is not None:
+                bool_field(nd["backward"], "backward")
+        except FieldError as exc:
+            raise UserError(f"{path}: node {nd['id']!r}: {exc}") from None
         if nd["id"] in nodes:
             raise UserError(f"{path}: node id {nd['id']!r} appears twice")
         nodes[nd["id"]] = {**nd, "_cost": cost, "_ram": ram}
@@ -50,8 +60,9 @@ def load_checkmate(path: str) -> Graph:
     for e in links:
         try:
             s, t = e["source"], e["target"]
+            hash(s), hash(t)
         except (TypeError, KeyError):
-            raise UserError(f"{path}: edge without source/target: {e!r}") from None
+            raise UserError(f"{path}: edge without source/target: {e!r}"[:200]) from None
         if s not in nodes or t not in nodes:
             raise UserError(f"{path}: edge {s!r} -> {t!r} names an unknown node")
         if s == t:
@@ -67,9 +78,10 @@ def load_checkmate(path: str) -> Graph:
         nd = nodes[k]
         kind = "gradient" if nd.get("backward") else "activation"
         label = f"node {k}" + (f" {nd['name']}" if nd.get("name") else "")
+        target = nd.get("op", "checkmate")
         tensors.append(Tensor(j, nd["_ram"], kind, j, name=label))
         ins = tuple(sorted(pos[s] for s in preds[k]))
-        ops.append(Op(j, label, str(nd.get("op", "checkmate")), ins, (j,), nd["_cost"],
+        ops.append(Op(j, label, target if isinstance(target, str) else str(target), ins, (j,), nd["_cost"],
                       bytes_moved=nd["_ram"] + sum(nodes[s]["_ram"] for s in preds[k]),
                       meta={"checkmate_id": k, "backward": bool(nd.get("backward", False))}))
     required = [pos[k] for k in order if not succs[k]]

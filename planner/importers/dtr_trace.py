@@ -30,13 +30,15 @@ Malformed input raises UserError naming the file and line number.
 """
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import GraphError, UserError
 from ..graph import Graph, Op, Tensor, make_graph
+from ..reading import read_text
+
+MAX_TIME_NS = 10**18  # about 31 years: beyond it a TIME is a corrupt field, not a cost
 
 
 class _Bad(Exception):
@@ -284,8 +286,8 @@ class _Builder:
 
 def _time(d: dict) -> int:
     t = _int(d, "TIME")
-    if t < 0:
-        raise _Bad(f"negative TIME {t}")
+    if not 0 <= t <= MAX_TIME_NS:
+        raise _Bad(f"TIME {t} outside [0, {MAX_TIME_NS}] ns")
     return t
 
 
@@ -298,12 +300,7 @@ def load_dtr_trace(path: str, frees: str = "release") -> Graph:
     simulator) does; "last-use" frees after the last reader and holds every constant for the
     whole step (the idealised plain schedule)."""
     p = Path(path)
-    try:
-        opener = gzip.open if p.suffix == ".gz" else open
-        with opener(p, "rt", encoding="utf-8") as f:
-            raw = f.read().splitlines()
-    except OSError as exc:
-        raise UserError(f"cannot read trace {path}: {exc.strerror or exc}") from None
+    raw = read_text(p, "trace").splitlines()  # missing, gzip, UTF-8 errors: one line each
     rows: list[tuple[int, dict]] = []
     for n, text in enumerate(raw, 1):
         if not text.strip():
@@ -312,6 +309,8 @@ def load_dtr_trace(path: str, frees: str = "release") -> Graph:
             d = json.loads(text)
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise UserError(f"{path}:{n}: JSON nested too deeply") from None
         if not isinstance(d, dict):
             raise UserError(f"{path}:{n}: expected a JSON object")
         rows.append((n, d))

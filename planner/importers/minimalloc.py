@@ -23,15 +23,44 @@ are only recorded in meta.
 from __future__ import annotations
 
 from ..errors import UserError
+from ..fields import MAX_BYTES
 from ..graph import Graph, Op, Tensor, make_graph
+from ..reading import read_text
 
 OP_COST = 1e-3  # seconds per section op (arbitrary; the CSV carries no compute costs)
 
 
-def load_minimalloc(path: str) -> Graph:
-    from planner.alloc.csv_format import read_csv
+def read_problem(path: str) -> tuple[list, dict[str, int] | None]:
+    """(buffers, offsets or None) of a minimalloc CSV, read through the one safe reading layer
+    (missing file, gzip, UTF-8, NUL bytes: one line) and held to the stated size limits, so
+    the DSA engines never see a number that overflows their int64 arithmetic."""
+    import csv
 
-    buffers, _ = read_csv(path)
+    from planner.alloc.csv_format import parse_csv
+
+    text = read_text(path, "CSV file")
+    try:
+        buffers, offsets = parse_csv(text, str(path))
+    except csv.Error as exc:
+        raise UserError(f"{path}: not a readable CSV ({exc})".splitlines()[0]) from None
+    total = 0
+    for b in buffers:
+        for what, v in (("size", b.size), ("alignment", b.alignment), ("lower", abs(b.lower)),
+                        ("upper", abs(b.upper))):
+            if v > MAX_BYTES:
+                raise UserError(f"{path}: buffer {b.id!r} has {what} {v}, beyond the maximum {MAX_BYTES} (2^53)")
+        total += b.size + b.alignment
+    if total > MAX_BYTES:
+        raise UserError(f"{path}: the buffers hold {total} bytes together (with alignment), beyond the maximum "
+                        f"{MAX_BYTES} (2^53)")
+    for bid, off in (offsets or {}).items():
+        if not 0 <= off <= MAX_BYTES:
+            raise UserError(f"{path}: buffer {bid!r} has offset {off} outside [0, {MAX_BYTES}]")
+    return buffers, offsets
+
+
+def load_minimalloc(path: str) -> Graph:
+    buffers, _ = read_problem(path)
     if not buffers:
         raise UserError(f"{path}: no buffers to import")
     bounds = sorted({b.lower for b in buffers} | {b.upper for b in buffers})

@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import UserError
 from ..jsonio import dump_json, load_json
 from .cell import run_cell
+from .folder import _alive, check_folder, claim, holder, note_worker, release
 from .spec import Cell, StudySpec
 
 log = logging.getLogger(__name__)
@@ -90,42 +91,47 @@ def _sweep_temp(out: Path) -> None:
             t.unlink(missing_ok=True)
 
 
-def check_writable(out_dir: Path) -> None:
-    try:
-        (out_dir / "cells").mkdir(parents=True, exist_ok=True)
-        probe = out_dir / ".write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise UserError(f"cannot write to study folder {out_dir}: {exc.strerror or exc}") from None
-
-
 def run_study(spec: StudySpec, out_dir: str | os.PathLike, jobs: int = 1, backend: str = "local",
               address: str | None = None, progress: ProgressFn | None = None, retry_errors: bool = False,
-              outputs: bool = True, plots: bool = True) -> StudyRun:
-    """Run every cell of ``spec`` not yet in ``out_dir``, then write table, summary and plots."""
+              outputs: bool = True, plots: bool = True, force: bool = False) -> StudyRun:
+    """Run every cell of ``spec`` not yet in ``out_dir``, then write table, summary and plots.
+
+    Everything that can be refused is checked before the folder changes: the spec, the
+    backend, every graph, the folder (``folder.check_folder``; another grid needs ``force``)."""
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, got {jobs}")
     spec.check()
+    if backend == "ray":
+        _require_ray()
+    hashes = _graph_hashes(spec.models())  # a bad graph file fails here, naming the file
     out = Path(out_dir)
-    check_writable(out)
-    spec.save(str(out / "study.json"))
+    write_spec = check_folder(spec, out, force)
+    try:
+        (out / "cells").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot write to study folder {out}: {exc.strerror or exc}") from None
+    if write_spec:
+        spec.save(str(out / "study.json"))
     _sweep_temp(out)
     cells = spec.cells()
     todo: list[Cell] = []
-    hashes = _graph_hashes(spec.models())
     stale = 0
+    busy = []
     for c in cells:
         rec = load_record(out, c)
         old = rec is not None and rec.get("graph_hash") not in (None, hashes.get(c.model))
         stale += old
         if rec is None or old or (retry_errors and rec.get("status") == "error"):
+            h = holder(out, c)
+            if h is not None and h["pid"] != os.getpid() and _alive(h["pid"]):
+                busy.append(f"{c.model} {c.ratio:g} {c.method} (process {h['pid']})")
+                continue
             todo.append(c)
     if stale:
         log.warning("%d finished cells were made for another version of their graph; running them again", stale)
-    skipped = len(cells) - len(todo)
+    skipped = len(cells) - len(todo) - len(busy)
     log.info("study %s: %d cells, %d on disk, %d to run", spec.name, len(cells), skipped, len(todo))
     t0 = time.perf_counter()
     state = {"finished": 0}
@@ -148,6 +154,8 @@ def run_study(spec: StudySpec, out_dir: str | os.PathLike, jobs: int = 1, backen
     wall = time.perf_counter() - t0
     records = [load_record(out, c) for c in cells]
     run = StudyRun(out, [r for r in records if r is not None], len(todo), skipped, wall)
+    if busy:
+        run.notes.append(f"{len(busy)} cell(s) left to the run that holds them: {'; '.join(busy[:3])}")
     _append_run(out, {"finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_seconds": wall,
                       "ran": len(todo), "skipped": skipped, "jobs": jobs, "backend": backend})
     if outputs:
@@ -201,7 +209,25 @@ def _failure(cell: Cell, status: str, message: str, wall: float) -> dict[str, An
 
 
 # ---------------------------------------------------------------- local processes
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this worker when the study process dies, however it dies
+    (SIGKILL included), so no orphan finishes a cell that a rerun also solves."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (cli: SIGTERM as SIGINT)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the call
+        os._exit(1)
+
+
 def _local_worker(cell: Cell, out: str, keep_plan: bool) -> None:
+    _die_with_parent()
     # Solver banners and logs go to the cell's own log file, not over the progress bar.
     log_path = log_file(Path(out), cell)
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -227,8 +253,12 @@ def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) 
         while pending or running:
             while pending and len(running) < jobs:
                 c = pending.pop()
+                if not claim(out, c):  # another run took it since the start
+                    log.warning("cell %s %g %s is being run by another process; left to it", c.model, c.ratio, c.method)
+                    continue
                 p = ctx.Process(target=_local_worker, args=(c, str(out), spec.save_plans), daemon=True)
                 p.start()
+                note_worker(out, c, p.pid)
                 running[p] = (c, time.perf_counter())
                 report(len(running), None)
             # wake as soon as a worker exits (its sentinel), or to check the wall limits
@@ -249,14 +279,16 @@ def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) 
                         _finish(out, c, _failure(c, "error", f"worker exited with code {p.exitcode} "
                                                              f"without a result", age))
                 del running[p]
+                release(out, c)
                 lf = log_file(out, c)
                 if lf.is_file() and lf.stat().st_size == 0:
                     lf.unlink()  # keep only logs that say something
                 report(len(running), load_record(out, c))
     finally:
-        for p in running:  # interrupted: stop the workers, keep every finished cell
+        for p, (c, _) in running.items():  # interrupted: stop the workers, keep every finished cell
             p.kill()
             p.join()
+            release(out, c)
         if running:
             _sweep_temp(out)
 
@@ -266,12 +298,17 @@ def _ray_cell(key: dict[str, Any], keep_plan: bool) -> dict[str, Any]:
     return run_cell(Cell(**key), keep_plan=keep_plan)
 
 
-def _run_ray(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, address: str | None, report) -> None:
+def _require_ray():
     try:
         import ray
     except ImportError:
         raise UserError("--backend ray needs the 'ray' package (pip install 'ray>=2.9'); "
                         "the default --backend local needs nothing extra") from None
+    return ray
+
+
+def _run_ray(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, address: str | None, report) -> None:
+    ray = _require_ray()
     started_here = False
     if not ray.is_initialized():
         try:
@@ -288,6 +325,8 @@ def _run_ray(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, address: s
         while pending or running:
             while pending and len(running) < jobs:
                 c = pending.pop()
+                if not claim(out, c):
+                    continue
                 running[remote.remote(c.key, spec.save_plans)] = (c, time.perf_counter())
                 report(len(running), None)
             ready, _ = ray.wait(list(running), num_returns=1, timeout=0.2)
@@ -299,6 +338,7 @@ def _run_ray(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, address: s
                     rec = _failure(c, "error", f"ray task failed: {type(exc).__name__}",
                                    time.perf_counter() - started)
                 _finish(out, c, rec)
+                release(out, c)
                 report(len(running), rec)
             for ref in list(running):
                 c, started = running[ref]
@@ -308,9 +348,11 @@ def _run_ray(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, address: s
                     del running[ref]
                     rec = _failure(c, "timeout", f"cancelled after the cell wall limit of {wall_limit:g} s", age)
                     _finish(out, c, rec)
+                    release(out, c)
                     report(len(running), rec)
     finally:
-        for ref in running:
+        for ref, (c, _) in running.items():
             ray.cancel(ref, force=True)
+            release(out, c)
         if started_here:
             ray.shutdown()

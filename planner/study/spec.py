@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UserError
+from ..fields import FieldError, bool_field, check_keys, dict_field, float_field, get, int_field, list_field, str_field
 from ..jsonio import check_schema, dump_json, load_json
 from ..params import SolveParams
 
@@ -24,6 +25,9 @@ STUDY_SCHEMA_VERSION = 1
 # SolveParams fields a method variant may not set: they are study-wide.
 _STUDY_WIDE = {"time_limit", "threads", "seed", "verbose"}
 _PARAM_FIELDS = {f.name: f for f in dataclasses.fields(SolveParams)}
+SPEC_KEYS = ("kind", "schema_version", "name", "grids", "time_limit", "seed", "threads", "wall_limit",
+             "save_plans", "preset", "extra")
+GRID_KEYS = ("models", "ratios", "methods")
 
 
 def parse_ratios(text: str) -> tuple[float, ...]:
@@ -125,6 +129,8 @@ def check_models(names: tuple[str, ...]) -> None:
     for n in names:
         if is_graph_file(n):
             continue
+        if n.endswith((".json", ".json.gz")):
+            raise UserError(f"graph file not found: {n} (in the study's models)")
         if is_synthetic(n):
             synthetic(n)  # raises UserError on a malformed spec
         elif profile_path(n) is None:
@@ -142,8 +148,16 @@ class Grid:
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> Grid:
-        return Grid(_split_list(d["models"], "model"), tuple(float(r) for r in d["ratios"]),
-                    _split_list(d["methods"], "method"))
+        """Typed: FieldError naming the field (the spec's loader adds the file and grid)."""
+        if not isinstance(d, dict):
+            raise FieldError(f"must be an object with {', '.join(GRID_KEYS)}")
+        check_keys(d, GRID_KEYS, "")
+        models = [str_field(m, f"models[{k}]") for k, m in enumerate(list_field(get(d, "models"), "models"))]
+        ratios = [float_field(r, f"ratios[{k}]") for k, r in enumerate(list_field(get(d, "ratios"), "ratios"))]
+        methods = [str_field(m, f"methods[{k}]") for k, m in enumerate(list_field(get(d, "methods"), "methods"))]
+        if not ratios:
+            raise FieldError("ratios is empty")
+        return Grid(_split_list(models, "model"), tuple(ratios), _split_list(methods, "method"))
 
 
 @dataclass(frozen=True)
@@ -212,8 +226,12 @@ class StudySpec:
         """Names exist and values make sense; one-line UserError otherwise."""
         if not self.grids:
             raise UserError("a study needs at least one grid (models, ratios, methods)")
-        if not self.time_limit > 0:
-            raise UserError(f"time limit must be positive, got {self.time_limit}")
+        if not 0 < self.time_limit < math.inf:
+            raise UserError(f"time limit must be a positive number of seconds, got {self.time_limit}")
+        if self.wall_limit is not None and not 0 < self.wall_limit < math.inf:
+            raise UserError(f"wall limit must be a positive number of seconds, got {self.wall_limit}")
+        if self.threads < 1:
+            raise UserError(f"threads must be >= 1, got {self.threads}")
         for g in self.grids:
             check_models(g.models)
             parse_methods(g.methods)
@@ -232,17 +250,29 @@ class StudySpec:
 
     @staticmethod
     def from_dict(d: dict[str, Any], source: str = "") -> StudySpec:
+        """Typed load; an unknown key is an error naming it (a typo must not run with a default)."""
         check_schema(d, "study", STUDY_SCHEMA_VERSION, source)
+        where = f"malformed study {source}".rstrip()
         try:
+            check_keys(d, SPEC_KEYS, "")
+            grids = []
+            for k, gd in enumerate(list_field(get(d, "grids"), "grids")):
+                try:
+                    grids.append(Grid.from_dict(gd))
+                except FieldError as exc:
+                    raise FieldError(f"grid {k}: {exc}") from None
+            wall = d.get("wall_limit")
             return StudySpec(
-                name=str(d.get("name", "study")), grids=tuple(Grid.from_dict(g) for g in d["grids"]),
-                time_limit=float(d.get("time_limit", 60.0)), seed=int(d.get("seed", 0)),
-                threads=int(d.get("threads", 1)),
-                wall_limit=None if d.get("wall_limit") is None else float(d["wall_limit"]),
-                save_plans=bool(d.get("save_plans", False)), preset=d.get("preset"),
-                extra=dict(d.get("extra") or {}))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise UserError(f"malformed study {source}: {type(exc).__name__}: {exc}") from None
+                name=str_field(d.get("name", "study"), "name"), grids=tuple(grids),
+                time_limit=float_field(d.get("time_limit", 60.0), "time_limit"),
+                seed=int_field(d.get("seed", 0), "seed", 0, 2**32 - 1),
+                threads=int_field(d.get("threads", 1), "threads", 1),
+                wall_limit=None if wall is None else float_field(wall, "wall_limit"),
+                save_plans=bool_field(d.get("save_plans", False), "save_plans"),
+                preset=None if d.get("preset") is None else str_field(d["preset"], "preset"),
+                extra=dict_field(d.get("extra"), "extra"))
+        except FieldError as exc:
+            raise UserError(f"{where}: {exc}") from None
 
     @staticmethod
     def load(path: str) -> StudySpec:
