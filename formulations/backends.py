@@ -17,6 +17,7 @@ import numpy as np
 
 from planner.errors import UserError
 from planner.params import SolveParams
+from planner.result import Status
 
 from .model import Model
 
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class MipOutcome:
-    status: str                 # optimal | feasible | infeasible | timeout | error
+    status: Status
     x: np.ndarray | None        # best solution (None when none)
     objective: float | None     # including the model's offset
     bound: float | None         # best proven lower bound, including the offset
@@ -96,6 +97,43 @@ def _new_highs(verbose: bool):
         os.close(null)
 
 
+def new_highs(threads: int = 1, seed: int | None = None, reset_scheduler: bool = False):
+    """A quiet Highs instance on ``threads`` (``seed``: its random seed). ``reset_scheduler``:
+    reset HiGHS's one global thread scheduler first (see ``_solve_highs_once``)."""
+    import highspy
+
+    h = _new_highs(False)
+    h.setOptionValue("output_flag", False)
+    if reset_scheduler:
+        highspy.Highs.resetGlobalScheduler(True)
+    h.setOptionValue("threads", max(1, int(threads)))
+    if seed is not None:
+        h.setOptionValue("random_seed", int(seed))
+    return h
+
+
+def highs_status(ms, has_solution: bool) -> Status:
+    """A HiGHS model status in the project's vocabulary: a limit reached (time, iterations,
+    interrupt, objective bound or target) is ``feasible`` with a solution, ``timeout`` without."""
+    import highspy
+
+    S = highspy.HighsModelStatus
+    if ms == S.kOptimal:
+        return Status.OPTIMAL
+    if ms == S.kInfeasible:
+        return Status.INFEASIBLE
+    if ms in (S.kTimeLimit, S.kInterrupt, S.kIterationLimit, S.kSolutionLimit, S.kObjectiveBound,
+              S.kObjectiveTarget) or (ms == S.kUnknown and has_solution):
+        return Status.FEASIBLE if has_solution else Status.TIMEOUT
+    return Status.ERROR
+
+
+def run_status(h, time_limit: float) -> Status:
+    """``run_confirmed`` on a built instance, its verdict as a ``Status``."""
+    st = run_confirmed(h, time_limit)
+    return highs_status(st, h.getInfo().primal_solution_status == 2)
+
+
 def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
                 cutoff: float | None = None, lp_method: str = "", start: dict[int, float] | None = None,
                 options: dict | None = None, progress=None, target: float | None = None) -> MipOutcome:
@@ -156,13 +194,13 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
         recv.close()
     secs = time.perf_counter() - t0
     if final is not None:
-        return MipOutcome(**{**final, "seconds": secs})
-    status = "feasible" if best_x is not None else "timeout"
+        return MipOutcome(**{**final, "status": Status(final["status"]), "seconds": secs})
+    status = Status.FEASIBLE if best_x is not None else Status.TIMEOUT
     killed = exit_code == -9
     why = "time limit (HiGHS overran it and was stopped)" if killed else \
         f"HiGHS process ended without an answer (exit code {exit_code})"
     if not killed and best_x is None:
-        status = "error"
+        status = Status.ERROR
     log.info("highs watchdog: %s after %.1fs", why, secs)
     return MipOutcome(status, best_x, best_obj, bound, secs, "highs", why)
 
@@ -179,7 +217,7 @@ def _child(conn, m: Model, params: SolveParams, kw: dict) -> None:
         try:
             out = _solve_highs(m, params, on_solution=on_solution, on_bound=on_bound, **kw)
         except Exception as exc:  # noqa: BLE001 - reported to the parent as an error outcome
-            out = MipOutcome("error", None, None, None, 0.0, "highs", f"{type(exc).__name__}: {exc}")
+            out = MipOutcome(Status.ERROR, None, None, None, 0.0, "highs", f"{type(exc).__name__}: {exc}")
         conn.send(("done", {f: getattr(out, f) for f in MipOutcome.__dataclass_fields__}, None))
     finally:
         conn.close()
@@ -194,7 +232,7 @@ def _child(conn, m: Model, params: SolveParams, kw: dict) -> None:
 # exact call its incumbent optimal, so every infeasible or failed verdict reached with
 # presolve on is re-solved without it, within what is left of the time limit; an
 # unconfirmed verdict is reported as a timeout, never as infeasible.
-_UNSURE = ("infeasible", "error")
+_UNSURE = (Status.INFEASIBLE, Status.ERROR)
 
 
 def _confirm(first: MipOutcome, again, time_limit: float, label: str) -> MipOutcome:
@@ -204,13 +242,13 @@ def _confirm(first: MipOutcome, again, time_limit: float, label: str) -> MipOutc
         return first
     left = time_limit - first.seconds
     if left <= 0.01:
-        return MipOutcome("timeout", None, None, first.bound, first.seconds, first.backend,
+        return MipOutcome(Status.TIMEOUT, None, None, first.bound, first.seconds, first.backend,
                           f"{label} presolve said {first.status} ({first.message}); no time left to confirm it")
     second = again(left)
     log.debug("%s: presolve said %s (%s); without presolve: %s", label, first.status, first.message, second.status)
     secs = first.seconds + second.seconds
-    if second.status in ("timeout", "error"):
-        return MipOutcome("timeout" if second.x is None else "feasible", second.x, second.objective, second.bound,
+    if second.status in (Status.TIMEOUT, Status.ERROR):
+        return MipOutcome(Status.TIMEOUT if second.x is None else Status.FEASIBLE, second.x, second.objective, second.bound,
                           secs, second.backend, f"{label} presolve said {first.status} ({first.message}); "
                           f"unconfirmed without presolve ({second.message})", second.nodes)
     return MipOutcome(second.status, second.x, second.objective, second.bound, secs, second.backend,
@@ -370,18 +408,15 @@ def _solve_highs_once(m: Model, params: SolveParams, relax: bool = False, time_l
         # HiGHS reports "Optimal" with a solution above objective_bound when its search proved
         # that nothing lies below (a 5-op graph, cutoff 28: "optimal" 33, where the optimum is
         # 29; see also checkpoints._runs_of): that is "nothing below the cutoff"
-        return MipOutcome("infeasible", None, None, None, secs, "highs", "nothing below the cutoff", nodes)
-    if ms == S.kOptimal:
-        return MipOutcome("optimal", x, obj, obj, secs, "highs", nodes=nodes)
-    if ms == S.kInfeasible:
-        return MipOutcome("infeasible", None, None, None, secs, "highs", "model infeasible", nodes)
-    if ms in (S.kTimeLimit, S.kInterrupt, S.kIterationLimit, S.kSolutionLimit, S.kObjectiveBound,
-              S.kObjectiveTarget) or (ms == S.kUnknown and has_sol):
-        if ms == S.kObjectiveBound and not has_sol:
-            return MipOutcome("infeasible", None, None, None, secs, "highs", "nothing below the cutoff", nodes)
-        return MipOutcome("feasible" if has_sol else "timeout", x, obj, bound, secs, "highs",
-                          h.modelStatusToString(ms), nodes)
-    return MipOutcome("error", x, obj, bound, secs, "highs", h.modelStatusToString(ms), nodes)
+        return MipOutcome(Status.INFEASIBLE, None, None, None, secs, "highs", "nothing below the cutoff", nodes)
+    if ms == S.kObjectiveBound and not has_sol and not relax:
+        return MipOutcome(Status.INFEASIBLE, None, None, None, secs, "highs", "nothing below the cutoff", nodes)
+    st = highs_status(ms, has_sol)
+    if st == Status.OPTIMAL:
+        return MipOutcome(st, x, obj, obj, secs, "highs", nodes=nodes)
+    if st == Status.INFEASIBLE:
+        return MipOutcome(st, None, None, None, secs, "highs", "model infeasible", nodes)
+    return MipOutcome(st, x, obj, bound, secs, "highs", h.modelStatusToString(ms), nodes)
 
 
 def solve_pulp(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None) -> MipOutcome:
@@ -443,15 +478,15 @@ def _solve_pulp_once(m: Model, params: SolveParams, relax: bool, tl: float, extr
     log.debug("pulp/%s: %s (sol_status %s), build %.2fs, total %.2fs", name, st, prob.sol_status, build_s, secs)
     backend = f"pulp-{name}"
     if prob.sol_status == 1 and st == "Optimal":  # proven
-        return MipOutcome("optimal", x, obj, obj, secs, backend)
+        return MipOutcome(Status.OPTIMAL, x, obj, obj, secs, backend)
     if st == "Infeasible":
-        return MipOutcome("infeasible", None, None, None, secs, backend, "model infeasible")
+        return MipOutcome(Status.INFEASIBLE, None, None, None, secs, backend, "model infeasible")
     if has_sol:
-        return MipOutcome("feasible", x, obj, bound, secs, backend, f"pulp status {st}")
+        return MipOutcome(Status.FEASIBLE, x, obj, bound, secs, backend, f"pulp status {st}")
     if name == "highs" and _highs_failed(getattr(prob, "solverModel", None)):
         # PuLP maps HiGHS's solve errors to "Not Solved", as it does a time-out
-        return MipOutcome("error", None, None, bound, secs, backend, f"pulp status {st} (HiGHS solve error)")
-    return MipOutcome("timeout", None, None, bound, secs, backend, f"pulp status {st}")
+        return MipOutcome(Status.ERROR, None, None, bound, secs, backend, f"pulp status {st} (HiGHS solve error)")
+    return MipOutcome(Status.TIMEOUT, None, None, bound, secs, backend, f"pulp status {st}")
 
 
 def _highs_failed(h) -> bool:

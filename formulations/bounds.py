@@ -118,9 +118,7 @@ def closure_bound(p: RematProblem, capacity: int, deadline: float | None = None,
     Returns (bound, op where it binds, ops solved)."""
     import time
 
-    import highspy
-
-    from .backends import _new_highs, power_of_two_scale
+    from .backends import power_of_two_scale
 
     n, nv = p.n, len(p.values)
     if n == 0 or nv == 0:
@@ -133,14 +131,18 @@ def closure_bound(p: RematProblem, capacity: int, deadline: float | None = None,
     for _, t in order:
         if (deadline is not None and time.perf_counter() > deadline) or (max_stages is not None and done >= max_stages):
             break
-        val = _closure_lp(p, capacity, t, prod, size, last, limit, _new_highs, highspy, scale)
+        val = _closure_lp(p, capacity, t, prod, size, last, limit, scale)
         done += 1
         if val > best:
             best, where = val, t
     return best, where, done
 
 
-def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy, f: float) -> float:
+def _closure_lp(p, capacity, t, prod, size, last, limit, f: float) -> float:
+    from planner.result import Status
+
+    from .backends import new_highs, option_value, run_status
+
     V = p.values
     must = set()
     for v in p.reads[t]:
@@ -214,9 +216,7 @@ def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy, f: 
             # a*c + b0 + r_pu - r_k >= 0
             rows.append((idx, val, -b0, np.inf))
     rows.append((mem_idx, mem_val, -np.inf, float(capacity) - mem_const))
-    h = new_highs(False)
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+    h = new_highs(1)
     nc = len(lo)
     if nc == 0:
         return 0.0 if mem_const <= capacity else float("inf")
@@ -229,11 +229,9 @@ def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy, f: 
         ii = np.fromiter(merged.keys(), dtype=np.int32, count=len(merged))
         vv = np.fromiter(merged.values(), dtype=np.float64, count=len(merged))
         h.addRow(rl, rh, len(ii), ii, vv)
-    from .backends import option_value, run_confirmed
-
-    st = run_confirmed(h, float(option_value(h, "time_limit")))
-    if st == highspy.HighsModelStatus.kInfeasible:
+    st = run_status(h, float(option_value(h, "time_limit")))
+    if st == Status.INFEASIBLE:
         return float("inf")
-    if st != highspy.HighsModelStatus.kOptimal:
+    if st != Status.OPTIMAL:
         return 0.0  # no proof from this op
     return float(h.getInfo().objective_function_value) / f

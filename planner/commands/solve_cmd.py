@@ -9,6 +9,7 @@ from ..errors import UserError
 from ..models import load_graph_arg
 from ..params import SolveParams
 from ..registry import solve
+from ..result import STARTING_PLANS
 from .common import add_graph_args, fmt_bytes, print_json
 
 DEFAULT_METHOD = "exact"
@@ -102,7 +103,7 @@ def run(args) -> int:
         if res.lower_bound is not None:
             gap = f"{res.gap * 100:.3f}%" if res.gap is not None else "-"
             print(f"bound     {res.lower_bound:.6g} s  gap {gap}")
-        inc = res.stats.get("incumbent_costs")
+        inc = res.stats.get(STARTING_PLANS)
         if isinstance(inc, dict) and inc:
             # the heuristics exact started from, so a user sees the optimum beside coop
             base = baseline_cost(g)
