@@ -339,7 +339,7 @@ def _best_group(p: RematProblem, singles: list[tuple], move, total: float) -> li
                 n2, c2, acts2, d2 = move(v2, a2, r2, total, g_delta, pending)
                 if n2 <= 0:
                     continue
-                if (g_net + n2) / (g_cost + c2) <= g_net / g_cost and g_net > 0:
+                if _per_cost(g_net + n2, g_cost + c2) <= _per_cost(g_net, g_cost) and g_net > 0:
                     continue
                 members.append((v2, a2, r2, acts2))
                 used |= {v2} | {w for _, w in acts2}
@@ -348,9 +348,14 @@ def _best_group(p: RematProblem, singles: list[tuple], move, total: float) -> li
                     if kind == "extend":
                         pending[w] = max(pending.get(w, -1), r2)
                 g_net, g_cost, g_delta = g_net + n2, g_cost + c2, d2
-        if len(members) > 1 and g_net > 0 and g_net / g_cost > best_s:
-            best, best_s = members, g_net / g_cost
+        if len(members) > 1 and g_net > 0 and _per_cost(g_net, g_cost) > best_s:
+            best, best_s = members, _per_cost(g_net, g_cost)
     return best
+
+
+def _per_cost(net: float, cost: float) -> float:
+    """Net gain per unit of recomputation cost; a free gain (ops of zero cost) is infinite."""
+    return net / cost if cost > 0 else (float("inf") if net > 0 else 0.0)
 
 
 def gap_sequences(p: RematProblem, capacity: int, deadline: float):

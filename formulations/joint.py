@@ -24,21 +24,18 @@ from planner.params import SolveParams
 from planner.result import Result
 
 from .backends import solve_highs, solve_pulp
-from .common import Placed, infeasible_reason, plan_result
+from .common import Placed, plan_result, setup
 from .model import INF, build, decode
-from .problem import extract
 from .schedule import lifetimes, stage_sequence
 
 MAX_OPS = 40  # beyond this the pair model is too large to be useful
 
 
 def solve_joint(g: Graph, budget: int, params: SolveParams) -> Result:
-    t0 = time.perf_counter()
-    p = extract(g, params.alignment)
-    cap = p.capacity(budget)
-    why = infeasible_reason(g, p, budget, params)
-    if why:
-        return Result("milp-joint", "infeasible", message=why, backend="bound")
+    s = setup("milp-joint", g, budget, params)
+    if isinstance(s, Result):
+        return s
+    p, cap, t0 = s.p, s.cap, s.t0
     if p.n > MAX_OPS:
         return Result("milp-joint", "error", message=f"milp-joint is for small graphs (<= {MAX_OPS} ops); "
                                                       f"this one has {p.n}: use exact")

@@ -19,5 +19,13 @@ from .solve import solve_exact
 from .sources import DEFAULT_SOURCES, PlanSource, SequenceSource, Sources
 from .tuning import DEFAULT, Tuning
 
-__all__ = ["solve_exact", "stage_start", "Tuning", "DEFAULT", "Sources", "PlanSource", "SequenceSource",
-           "DEFAULT_SOURCES"]
+__all__ = [
+           "DEFAULT",
+           "DEFAULT_SOURCES",
+           "PlanSource",
+           "SequenceSource",
+           "Sources",
+           "Tuning",
+           "solve_exact",
+           "stage_start",
+]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import itertools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from planner.params import SolveParams
 from planner.registry import checked

@@ -8,8 +8,8 @@ plans.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from planner.baseline import solve_none
 from planner.graph import Graph

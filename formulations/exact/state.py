@@ -46,7 +46,7 @@ class Context:
 
     @staticmethod
     def make(g: Graph, budget: int, params: SolveParams, tuning: Tuning = DEFAULT, prog: Progress | None = None,
-             p: RematProblem | None = None) -> "Context":
+             p: RematProblem | None = None) -> Context:
         p = p if p is not None else extract(g, params.alignment)
         return Context(g, p, budget, p.capacity(budget), params, tuning, prog or Progress("exact"),
                        float(sum(p.cost)))
