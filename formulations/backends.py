@@ -51,9 +51,9 @@ def stdout_to_stderr():
 
 
 # Models at least this large run in a child process that is killed when it overruns its time
-# limit: HiGHS does not check the clock inside a root cut-separation round, and one round on
-# layered:250 at 0.9 (188k columns) took 98 s of a 25 s limit (total 118 s). Small models solve
-# in-process (forking costs ~tens of ms, which hundreds of small solves would feel).
+# limit: HiGHS does not check the clock inside a root cut-separation round (docs/exact.md).
+# Small models solve in-process (forking costs ~tens of ms, which hundreds of small solves
+# would feel).
 WATCHDOG_MIN_COLUMNS = 20_000
 WATCHDOG_GRACE_S = 2.0  # time past the limit before the child is killed
 
@@ -66,9 +66,8 @@ def power_of_two_scale(costs) -> float:
     """A power of two that brings the median objective coefficient near 1 (1.0 when it is
     already within [1/16, 1024]). Captured graphs cost seconds per op (1e-7 to 1e-3): at
     that scale HiGHS's absolute tolerances (dual feasibility 1e-7, the MIP gap) swallow whole
-    ops, so "optimal" could be off by a small op and the LP ran degenerate. Measured on a
-    64-op captured MLP at 0.9: proven optimum 5.261% (5.267% claimed unscaled) in 5.4 s
-    instead of 12.8 s. A power of two scales every coefficient exactly."""
+    ops, so "optimal" could be off by a small op and the LP ran degenerate. A power of two
+    scales every coefficient exactly."""
     c = np.abs(np.asarray(costs, dtype=np.float64))
     c = c[c > 0]
     if not len(c):
@@ -224,11 +223,9 @@ def _child(conn, m: Model, params: SolveParams, kw: dict) -> None:
         os._exit(0)  # no atexit handlers or inherited finalisers in the forked copy
 
 
-# HiGHS's presolve is not always right about infeasibility. Measured with highspy 1.16.0 on
-# 53-column Checkmate models of 4-op random graphs (tests/test_formulations_exact.py's
-# examples): one feasible model (optimum 13) came back "infeasible" through PuLP's column
-# order, another (truly infeasible, as CBC and an exhaustive search agree) as "Solve error".
-# Both answer correctly with presolve off. A wrong "infeasible" under a cutoff would make
+# HiGHS's presolve is not always right about infeasibility: on small Checkmate models it
+# called a feasible model infeasible and an infeasible one a solve error, both right with
+# presolve off (docs/exact.md). A wrong "infeasible" under a cutoff would make
 # exact call its incumbent optimal, so every infeasible or failed verdict reached with
 # presolve on is re-solved without it, within what is left of the time limit; an
 # unconfirmed verdict is reported as a timeout, never as infeasible.
@@ -310,8 +307,8 @@ def _solve_highs_once(m: Model, params: SolveParams, relax: bool = False, time_l
     a bound known from elsewhere, which that solution meets, so the rest of the search could
     only prove what is known.
     ``start``: a (partial) MIP start, column -> value; HiGHS completes a partial one by a
-    sub-MIP and ignores it when it is infeasible. ``options``: extra HiGHS options (measured
-    ones, see bench/bench_exact.py)."""
+    sub-MIP and ignores it when it is infeasible. ``options``: extra HiGHS options
+    (``bench/bench_exact.py --highs`` measures them)."""
     import highspy
 
     t0 = time.perf_counter()

@@ -14,15 +14,10 @@ greedily by cost per unit. Every plan therefore recomputes at least the largest 
 values over t; views count with their bases (a view keeps its base storage live).
 
 It ignores what a recomputation needs (its inputs must be live later), so it is weak where
-cheap ops feed cheap ops, and it never sees memory between first computations. Measured
-(``exact``'s ``stats['knapsack_bound']``): unet at 0.3 / 0.4 / 0.5 / 0.7: 12.7% / 8.8% / 6.7% /
-3.8% above the cost of every op once, where the root LP of the MILP does not finish in 60 s;
-layered:100 at 0.8 / 0.9: 0.8% / 0.3%. The closure LP (``closure_bound``) adds what a
-recomputation needs and reaches 17.5% / 13.7% / 10.9% / 5.5% on unet at the same ratios
-(0.3-1.4 s for 42-194 small LPs); on unet 0.5 that leaves a 1.9% gap to the best incumbent.
-Checked against exhaustive search on 159 feasible random graphs (3-5 ops): never above the
-optimum, equal to it in 97; both bounds report "infeasible" (inf) only where the exhaustive
-search finds no plan (166 of 341 infeasible cases), so ``exact`` uses inf as a proof.
+cheap ops feed cheap ops, and it never sees memory between first computations. The closure
+LP (``closure_bound``) adds what a recomputation needs. Both are checked against exhaustive
+search (``tests/test_bounds.py``): never above the optimum, and "infeasible" (inf) only where
+no plan exists, so ``exact`` uses inf as a proof. docs/exact.md has the measured values.
 """
 from __future__ import annotations
 
