@@ -21,11 +21,12 @@ import time
 
 from planner.graph import Graph
 from planner.params import SolveParams
-from planner.result import Result
+from planner.result import Result, Status
 
-from .backends import solve_highs, solve_pulp
+from .backends import solve_highs
 from .common import Placed, plan_result, setup
 from .model import INF, build, decode
+from .pulp_backend import solve_pulp
 from .schedule import lifetimes, stage_sequence
 
 MAX_OPS = 40  # beyond this the pair model is too large to be useful
@@ -114,7 +115,7 @@ def solve_joint(g: Graph, budget: int, params: SolveParams) -> Result:
     else:
         out = solve_pulp(m, params, time_limit=left)
     stats = {"model": dict(m.stats), "milp_seconds": out.seconds}
-    if out.status == "infeasible":
+    if out.status == Status.INFEASIBLE:
         return Result("milp-joint", "infeasible", backend=out.backend, stats=stats,
                       message="joint MILP infeasible at this budget")
     if out.x is None:
@@ -130,6 +131,6 @@ def solve_joint(g: Graph, budget: int, params: SolveParams) -> Result:
     for bi, (v, lo, hi, size) in enumerate(lt.blocks):
         offsets[bi] = int(round(out.x[A[flat[lo][0], v]]))
     placed = Placed(lt, offsets, "placed", "milp-joint addresses")
-    status = "optimal" if out.status == "optimal" else "feasible"
+    status = "optimal" if out.status == Status.OPTIMAL else "feasible"
     return plan_result("milp-joint", p, placed, budget, status, out.bound if status != "optimal" else lt.cost,
                        out.backend, stats)

@@ -12,11 +12,11 @@ from formulation_graphs import brute_force, budget_case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from formulations.bounds import tight_ops
+from formulations.checkpoints import lp_then_mip
 from formulations.exact import DEFAULT
 from formulations.exact.refine import refine
 from formulations.exact.state import Context, RelaxationState
-from formulations.bounds import tight_ops
-from formulations.checkpoints import lp_then_mip
 from formulations.greedy import greedy_plan
 from formulations.schedule import build_plan
 from formulations.validator_bridge import validated
