@@ -35,3 +35,15 @@ def test_exact_answers_zero_cost_graphs_with_a_proper_result():
             assert res.status == "infeasible"
             assert solve(g, budget, "checkmate", SolveParams(time_limit=10)).status == "infeasible"
     assert planned  # some budgets fit: the checks on plans ran
+
+
+def test_every_formulation_answers_a_graph_without_ops_as_optimal():
+    """The shared prologue (``formulations.common.setup``): nothing to schedule is the plain
+    schedule, optimal at cost 0 (lp and milp-joint said "timeout" here before)."""
+    from planner.graph import Tensor
+
+    g = make_graph("empty", [Tensor(0, 512, "input", None, name="x")], [], [])
+    for method in ("exact", "checkmate", "lp", "milp-joint"):
+        res = solve(g, 1024, method, SolveParams(time_limit=5))
+        assert res.status == "optimal" and res.objective == 0.0 and res.validation["valid"], (method, res)
+    assert solve(g, 100, "exact", SolveParams(time_limit=5)).status == "infeasible"  # the input alone is over
