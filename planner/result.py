@@ -42,7 +42,7 @@ class Result:
 
     @property
     def has_plan(self) -> bool:
-        return self.plan is not None and self.status in ("optimal", "feasible")
+        return self.plan is not None and self.status in (Status.OPTIMAL, Status.FEASIBLE)
 
 
 def gap_of(objective: float | None, bound: float | None) -> float | None:

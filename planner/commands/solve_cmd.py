@@ -9,7 +9,7 @@ from ..errors import UserError
 from ..models import load_graph_arg
 from ..params import SolveParams
 from ..registry import solve
-from ..result import STARTING_PLANS
+from ..result import STARTING_PLANS, Status
 from .common import add_graph_args, fmt_bytes, print_json
 
 DEFAULT_METHOD = "exact"
@@ -116,7 +116,7 @@ def run(args) -> int:
         print(f"time      {res.solve_seconds:.3f} s ({res.backend})")
         if plan_path:
             print(f"plan      {plan_path}")
-    if res.status in ("optimal", "feasible"):
+    if res.status in (Status.OPTIMAL, Status.FEASIBLE):
         return 0
     if res.status == "error":
         print(f"error: {res.message}", file=sys.stderr)
