@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from formulations import checkpoint_model  # noqa: E402
 from formulations import checkpoints as ck  # noqa: E402
 from formulations.problem import extract  # noqa: E402
 from planner.analysis import baseline_peak  # noqa: E402
@@ -43,11 +44,11 @@ def main(argv: list[str] | None = None) -> int:
             for integer in (False, True):
                 got = []
                 for rows7 in (False, True):
-                    ck.INTERVAL_MEMORY = rows7
+                    checkpoint_model.INTERVAL_MEMORY = rows7
                     t0 = time.perf_counter()
                     v, status = ck.checkpoint_bound(p, cap, cps, integer=integer, time_limit=args.time_limit)
                     got.append((v, status, time.perf_counter() - t0))
-                ck.INTERVAL_MEMORY = True
+                checkpoint_model.INTERVAL_MEMORY = True
                 (v0, s0, t0_), (v1, s1, t1) = got
                 print(f"{spec:<12} {ratio:>5g} {len(cps):>4} {'MIP' if integer else 'LP':>4} "
                       f"{v0 / total:>8.3%}{'' if s0.lower() == 'optimal' else '*'} "

@@ -88,16 +88,17 @@ def main() -> None:
     ap.add_argument("--mip-start", action="store_true", help="exact with HiGHS's MIP start (off by default)")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
-    if a.mip_start:
-        from formulations import exact as _exact
-        _exact.MIP_START = True
-        print("exact with MIP start")
-    if a.highs:
-        from formulations import exact
+    if a.mip_start or a.highs:
+        from dataclasses import replace
+
+        from formulations.exact import tuning
+        opts = dict(tuning.DEFAULT.highs_options)
         for kv in a.highs:
             key, val = kv.split("=", 1)
-            exact.HIGHS_OPTIONS[key] = _option_value(val)
-        print(f"HiGHS options: {exact.HIGHS_OPTIONS}")
+            opts[key] = _option_value(val)
+        tuning.DEFAULT = replace(tuning.DEFAULT, mip_start=tuning.DEFAULT.mip_start or a.mip_start,
+                                 highs_options=tuple(opts.items()))
+        print(f"exact with MIP start {tuning.DEFAULT.mip_start}, HiGHS options {opts}")
     if a.v:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     print(f"{'model':16s} ratio   ops  (threads=1, exact limit {a.time_limit:g}s, checkmate limit {a.checkmate_limit:g}s)")

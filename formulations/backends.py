@@ -1,5 +1,6 @@
-"""Solving a ``Model``: HiGHS through highspy (fast build), or any PuLP solver (HiGHS, CBC,
-Gurobi when licensed). Both return the same ``MipOutcome``.
+"""Solving a ``Model`` with HiGHS through highspy (fast build), in-process or under a watchdog;
+``formulations.pulp_backend`` solves one through PuLP (HiGHS, CBC, Gurobi when licensed). Both
+return the same ``MipOutcome``, whose status is a ``planner.result.Status``.
 
 HiGHS prints a banner (and its log) on stdout, which would corrupt ``--json`` output: every
 solve runs with file descriptor 1 pointed at stderr.
@@ -15,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.errors import UserError
 from planner.params import SolveParams
+from planner.result import Status
 
 from .model import Model
 
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class MipOutcome:
-    status: str                 # optimal | feasible | infeasible | timeout | error
+    status: Status
     x: np.ndarray | None        # best solution (None when none)
     objective: float | None     # including the model's offset
     bound: float | None         # best proven lower bound, including the offset
@@ -64,9 +65,9 @@ def stdout_to_devnull():
 
 
 # Models at least this large run in a child process that is killed when it overruns its time
-# limit: HiGHS does not check the clock inside a root cut-separation round, and one round on
-# layered:250 at 0.9 (188k columns) took 98 s of a 25 s limit (total 118 s). Small models solve
-# in-process (forking costs ~tens of ms, which hundreds of small solves would feel).
+# limit: HiGHS does not check the clock inside a root cut-separation round (docs/exact.md).
+# Small models solve in-process (forking costs ~tens of ms, which hundreds of small solves
+# would feel).
 WATCHDOG_MIN_COLUMNS = 20_000
 WATCHDOG_GRACE_S = 2.0  # time past the limit before the child is killed
 
@@ -79,9 +80,8 @@ def power_of_two_scale(costs) -> float:
     """A power of two that brings the median objective coefficient near 1 (1.0 when it is
     already within [1/16, 1024]). Captured graphs cost seconds per op (1e-7 to 1e-3): at
     that scale HiGHS's absolute tolerances (dual feasibility 1e-7, the MIP gap) swallow whole
-    ops, so "optimal" could be off by a small op and the LP ran degenerate. Measured on a
-    64-op captured MLP at 0.9: proven optimum 5.261% (5.267% claimed unscaled) in 5.4 s
-    instead of 12.8 s. A power of two scales every coefficient exactly."""
+    ops, so "optimal" could be off by a small op and the LP ran degenerate. A power of two
+    scales every coefficient exactly."""
     c = np.abs(np.asarray(costs, dtype=np.float64))
     c = c[c > 0]
     if not len(c):
@@ -108,6 +108,43 @@ def _new_highs(verbose: bool):
         os.dup2(saved, 1)
         os.close(saved)
         os.close(null)
+
+
+def new_highs(threads: int = 1, seed: int | None = None, reset_scheduler: bool = False):
+    """A quiet Highs instance on ``threads`` (``seed``: its random seed). ``reset_scheduler``:
+    reset HiGHS's one global thread scheduler first (see ``_solve_highs_once``)."""
+    import highspy
+
+    h = _new_highs(False)
+    h.setOptionValue("output_flag", False)
+    if reset_scheduler:
+        highspy.Highs.resetGlobalScheduler(True)
+    h.setOptionValue("threads", max(1, int(threads)))
+    if seed is not None:
+        h.setOptionValue("random_seed", int(seed))
+    return h
+
+
+def highs_status(ms, has_solution: bool) -> Status:
+    """A HiGHS model status in the project's vocabulary: a limit reached (time, iterations,
+    interrupt, objective bound or target) is ``feasible`` with a solution, ``timeout`` without."""
+    import highspy
+
+    S = highspy.HighsModelStatus
+    if ms == S.kOptimal:
+        return Status.OPTIMAL
+    if ms == S.kInfeasible:
+        return Status.INFEASIBLE
+    if ms in (S.kTimeLimit, S.kInterrupt, S.kIterationLimit, S.kSolutionLimit, S.kObjectiveBound,
+              S.kObjectiveTarget) or (ms == S.kUnknown and has_solution):
+        return Status.FEASIBLE if has_solution else Status.TIMEOUT
+    return Status.ERROR
+
+
+def run_status(h, time_limit: float) -> Status:
+    """``run_confirmed`` on a built instance, its verdict as a ``Status``."""
+    st = run_confirmed(h, time_limit)
+    return highs_status(st, h.getInfo().primal_solution_status == 2)
 
 
 def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None,
@@ -170,13 +207,13 @@ def solve_highs(m: Model, params: SolveParams, relax: bool = False, time_limit: 
         recv.close()
     secs = time.perf_counter() - t0
     if final is not None:
-        return MipOutcome(**{**final, "seconds": secs})
-    status = "feasible" if best_x is not None else "timeout"
+        return MipOutcome(**{**final, "status": Status(final["status"]), "seconds": secs})
+    status = Status.FEASIBLE if best_x is not None else Status.TIMEOUT
     killed = exit_code == -9
     why = "time limit (HiGHS overran it and was stopped)" if killed else \
         f"HiGHS process ended without an answer (exit code {exit_code})"
     if not killed and best_x is None:
-        status = "error"
+        status = Status.ERROR
     log.info("highs watchdog: %s after %.1fs", why, secs)
     return MipOutcome(status, best_x, best_obj, bound, secs, "highs", why)
 
@@ -193,22 +230,20 @@ def _child(conn, m: Model, params: SolveParams, kw: dict) -> None:
         try:
             out = _solve_highs(m, params, on_solution=on_solution, on_bound=on_bound, **kw)
         except Exception as exc:  # noqa: BLE001 - reported to the parent as an error outcome
-            out = MipOutcome("error", None, None, None, 0.0, "highs", f"{type(exc).__name__}: {exc}")
+            out = MipOutcome(Status.ERROR, None, None, None, 0.0, "highs", f"{type(exc).__name__}: {exc}")
         conn.send(("done", {f: getattr(out, f) for f in MipOutcome.__dataclass_fields__}, None))
     finally:
         conn.close()
         os._exit(0)  # no atexit handlers or inherited finalisers in the forked copy
 
 
-# HiGHS's presolve is not always right about infeasibility. Measured with highspy 1.16.0 on
-# 53-column Checkmate models of 4-op random graphs (tests/test_formulations_exact.py's
-# examples): one feasible model (optimum 13) came back "infeasible" through PuLP's column
-# order, another (truly infeasible, as CBC and an exhaustive search agree) as "Solve error".
-# Both answer correctly with presolve off. A wrong "infeasible" under a cutoff would make
+# HiGHS's presolve is not always right about infeasibility: on small Checkmate models it
+# called a feasible model infeasible and an infeasible one a solve error, both right with
+# presolve off (docs/exact.md). A wrong "infeasible" under a cutoff would make
 # exact call its incumbent optimal, so every infeasible or failed verdict reached with
 # presolve on is re-solved without it, within what is left of the time limit; an
 # unconfirmed verdict is reported as a timeout, never as infeasible.
-_UNSURE = ("infeasible", "error")
+_UNSURE = (Status.INFEASIBLE, Status.ERROR)
 
 
 def _confirm(first: MipOutcome, again, time_limit: float, label: str) -> MipOutcome:
@@ -218,13 +253,13 @@ def _confirm(first: MipOutcome, again, time_limit: float, label: str) -> MipOutc
         return first
     left = time_limit - first.seconds
     if left <= 0.01:
-        return MipOutcome("timeout", None, None, first.bound, first.seconds, first.backend,
+        return MipOutcome(Status.TIMEOUT, None, None, first.bound, first.seconds, first.backend,
                           f"{label} presolve said {first.status} ({first.message}); no time left to confirm it")
     second = again(left)
     log.debug("%s: presolve said %s (%s); without presolve: %s", label, first.status, first.message, second.status)
     secs = first.seconds + second.seconds
-    if second.status in ("timeout", "error"):
-        return MipOutcome("timeout" if second.x is None else "feasible", second.x, second.objective, second.bound,
+    if second.status in (Status.TIMEOUT, Status.ERROR):
+        return MipOutcome(Status.TIMEOUT if second.x is None else Status.FEASIBLE, second.x, second.objective, second.bound,
                           secs, second.backend, f"{label} presolve said {first.status} ({first.message}); "
                           f"unconfirmed without presolve ({second.message})", second.nodes)
     return MipOutcome(second.status, second.x, second.objective, second.bound, secs, second.backend,
@@ -286,8 +321,8 @@ def _solve_highs_once(m: Model, params: SolveParams, relax: bool = False, time_l
     a bound known from elsewhere, which that solution meets, so the rest of the search could
     only prove what is known.
     ``start``: a (partial) MIP start, column -> value; HiGHS completes a partial one by a
-    sub-MIP and ignores it when it is infeasible. ``options``: extra HiGHS options (measured
-    ones, see bench/bench_exact.py)."""
+    sub-MIP and ignores it when it is infeasible. ``options``: extra HiGHS options
+    (``bench/bench_exact.py --highs`` measures them)."""
     import highspy
 
     t0 = time.perf_counter()
@@ -384,111 +419,12 @@ def _solve_highs_once(m: Model, params: SolveParams, relax: bool = False, time_l
         # HiGHS reports "Optimal" with a solution above objective_bound when its search proved
         # that nothing lies below (a 5-op graph, cutoff 28: "optimal" 33, where the optimum is
         # 29; see also checkpoints._runs_of): that is "nothing below the cutoff"
-        return MipOutcome("infeasible", None, None, None, secs, "highs", "nothing below the cutoff", nodes)
-    if ms == S.kOptimal:
-        return MipOutcome("optimal", x, obj, obj, secs, "highs", nodes=nodes)
-    if ms == S.kInfeasible:
-        return MipOutcome("infeasible", None, None, None, secs, "highs", "model infeasible", nodes)
-    if ms in (S.kTimeLimit, S.kInterrupt, S.kIterationLimit, S.kSolutionLimit, S.kObjectiveBound,
-              S.kObjectiveTarget) or (ms == S.kUnknown and has_sol):
-        if ms == S.kObjectiveBound and not has_sol:
-            return MipOutcome("infeasible", None, None, None, secs, "highs", "nothing below the cutoff", nodes)
-        return MipOutcome("feasible" if has_sol else "timeout", x, obj, bound, secs, "highs",
-                          h.modelStatusToString(ms), nodes)
-    return MipOutcome("error", x, obj, bound, secs, "highs", h.modelStatusToString(ms), nodes)
-
-
-def solve_pulp(m: Model, params: SolveParams, relax: bool = False, time_limit: float | None = None) -> MipOutcome:
-    """Build the model through PuLP and solve it with ``params.solver`` (highs | cbc | gurobi);
-    HiGHS's infeasible/error verdicts are confirmed without presolve (see ``_confirm``)."""
-    tl = float(time_limit if time_limit is not None else params.time_limit)
-    first = _solve_pulp_once(m, params, relax, tl)
-    if params.solver.lower() != "highs":
-        return first
-    return _confirm(first, lambda left: _solve_pulp_once(m, params, relax, left, {"presolve": "off"}), tl, "pulp-highs")
-
-
-def _solve_pulp_once(m: Model, params: SolveParams, relax: bool, tl: float, extra: dict | None = None) -> MipOutcome:
-    import pulp
-
-    t0 = time.perf_counter()
-    prob = pulp.LpProblem("checkmate", pulp.LpMinimize)
-    cat = pulp.LpContinuous if relax else pulp.LpInteger
-    xs = [pulp.LpVariable(m.names[i], m.lb[i], m.ub[i], cat if m.integer[i] else pulp.LpContinuous)
-          for i in range(m.ncols)]
-    f = cost_scale(m)  # as in _solve_highs: the solver sees costs x f
-    prob += pulp.LpAffineExpression([(xs[i], c * f) for i, c in enumerate(m.cost) if c]) + m.offset * f
-    for r in range(m.nrows):
-        e = pulp.LpAffineExpression(list(zip((xs[c] for c in m.row_idx[r]), m.row_val[r])))
-        lo, hi = m.row_lo[r], m.row_hi[r]
-        if lo == hi:
-            prob += e == hi
-        else:
-            if hi != float("inf"):
-                prob += e <= hi
-            if lo != -float("inf"):
-                prob += e >= lo
-    build_s = time.perf_counter() - t0
-    name = params.solver.lower()
-    if name == "highs":
-        solver = pulp.HiGHS(msg=bool(params.verbose), timeLimit=tl, threads=max(1, params.threads),
-                            random_seed=params.seed, mip_rel_gap=0.0, **(extra or {}))
-    elif name == "cbc":
-        solver = pulp.PULP_CBC_CMD(msg=bool(params.verbose), timeLimit=tl, threads=max(1, params.threads),
-                                   gapRel=0.0, options=[f"randomSeed {params.seed}", f"randomCbcSeed {params.seed + 1}"])
-    elif name == "gurobi":
-        solver = pulp.GUROBI(msg=bool(params.verbose), timeLimit=tl, Threads=max(1, params.threads),
-                             Seed=params.seed, MIPGap=0.0)
-        if not solver.available():
-            raise UserError("solver gurobi is not available (gurobipy with a licence is needed)")
-    else:
-        raise UserError(f"unknown solver {params.solver!r}; choose highs, cbc or gurobi")
-    with stdout_to_stderr() if params.verbose else stdout_to_devnull():  # PuLP's HiGHS prints its banner
-        prob.solve(solver)
-    secs = time.perf_counter() - t0
-    st = pulp.LpStatus.get(prob.status, "Undefined")
-    vals = [v.varValue for v in xs]
-    # variables in no row and no objective term are not passed to the solver (value None): 0
-    has_sol = prob.sol_status in (1, 2)
-    x = np.asarray([0.0 if v is None else v for v in vals]) if has_sol else None
-    obj = float(pulp.value(prob.objective)) / f if has_sol else None
-    bound = _pulp_bound(solver, prob, m, relax)
-    bound = bound / f if bound is not None else None
-    log.debug("pulp/%s: %s (sol_status %s), build %.2fs, total %.2fs", name, st, prob.sol_status, build_s, secs)
-    backend = f"pulp-{name}"
-    if prob.sol_status == 1 and st == "Optimal":  # proven
-        return MipOutcome("optimal", x, obj, obj, secs, backend)
-    if st == "Infeasible":
-        return MipOutcome("infeasible", None, None, None, secs, backend, "model infeasible")
-    if has_sol:
-        return MipOutcome("feasible", x, obj, bound, secs, backend, f"pulp status {st}")
-    if name == "highs" and _highs_failed(getattr(prob, "solverModel", None)):
-        # PuLP maps HiGHS's solve errors to "Not Solved", as it does a time-out
-        return MipOutcome("error", None, None, bound, secs, backend, f"pulp status {st} (HiGHS solve error)")
-    return MipOutcome("timeout", None, None, bound, secs, backend, f"pulp status {st}")
-
-
-def _highs_failed(h) -> bool:
-    """True when a HiGHS object ended in an error status (not a limit)."""
-    if h is None:
-        return False
-    import highspy
-
-    S = highspy.HighsModelStatus
-    try:
-        return h.getModelStatus() in (S.kLoadError, S.kModelError, S.kPresolveError, S.kSolveError,
-                                      S.kPostsolveError)
-    except Exception:  # noqa: BLE001 - not a HiGHS object
-        return False
-
-
-def _pulp_bound(solver, prob, m: Model, relax: bool) -> float | None:
-    """Best bound PuLP exposes: HiGHS keeps its model object; CBC/Gurobi through PuLP do not."""
-    h = getattr(solver, "solverModel", None) or getattr(prob, "solverModel", None)
-    if h is None or relax:
-        return None
-    try:
-        db = float(h.getInfo().mip_dual_bound)
-        return db if np.isfinite(db) else None  # PuLP passes its own constant to HiGHS
-    except Exception:  # noqa: BLE001 - not a HiGHS object
-        return None
+        return MipOutcome(Status.INFEASIBLE, None, None, None, secs, "highs", "nothing below the cutoff", nodes)
+    if ms == S.kObjectiveBound and not has_sol and not relax:
+        return MipOutcome(Status.INFEASIBLE, None, None, None, secs, "highs", "nothing below the cutoff", nodes)
+    st = highs_status(ms, has_sol)
+    if st == Status.OPTIMAL:
+        return MipOutcome(st, x, obj, obj, secs, "highs", nodes=nodes)
+    if st == Status.INFEASIBLE:
+        return MipOutcome(st, None, None, None, secs, "highs", "model infeasible", nodes)
+    return MipOutcome(st, x, obj, bound, secs, "highs", h.modelStatusToString(ms), nodes)

@@ -14,15 +14,10 @@ greedily by cost per unit. Every plan therefore recomputes at least the largest 
 values over t; views count with their bases (a view keeps its base storage live).
 
 It ignores what a recomputation needs (its inputs must be live later), so it is weak where
-cheap ops feed cheap ops, and it never sees memory between first computations. Measured
-(``exact``'s ``stats['knapsack_bound']``): unet at 0.3 / 0.4 / 0.5 / 0.7: 12.7% / 8.8% / 6.7% /
-3.8% above the cost of every op once, where the root LP of the MILP does not finish in 60 s;
-layered:100 at 0.8 / 0.9: 0.8% / 0.3%. The closure LP (``closure_bound``) adds what a
-recomputation needs and reaches 17.5% / 13.7% / 10.9% / 5.5% on unet at the same ratios
-(0.3-1.4 s for 42-194 small LPs); on unet 0.5 that leaves a 1.9% gap to the best incumbent.
-Checked against exhaustive search on 159 feasible random graphs (3-5 ops): never above the
-optimum, equal to it in 97; both bounds report "infeasible" (inf) only where the exhaustive
-search finds no plan (166 of 341 infeasible cases), so ``exact`` uses inf as a proof.
+cheap ops feed cheap ops, and it never sees memory between first computations. The closure
+LP (``closure_bound``) adds what a recomputation needs. Both are checked against exhaustive
+search (``tests/test_bounds.py``): never above the optimum, and "infeasible" (inf) only where
+no plan exists, so ``exact`` uses inf as a proof. docs/exact.md has the measured values.
 """
 from __future__ import annotations
 
@@ -118,9 +113,7 @@ def closure_bound(p: RematProblem, capacity: int, deadline: float | None = None,
     Returns (bound, op where it binds, ops solved)."""
     import time
 
-    import highspy
-
-    from .backends import _new_highs, power_of_two_scale
+    from .backends import power_of_two_scale
 
     n, nv = p.n, len(p.values)
     if n == 0 or nv == 0:
@@ -133,14 +126,18 @@ def closure_bound(p: RematProblem, capacity: int, deadline: float | None = None,
     for _, t in order:
         if (deadline is not None and time.perf_counter() > deadline) or (max_stages is not None and done >= max_stages):
             break
-        val = _closure_lp(p, capacity, t, prod, size, last, limit, _new_highs, highspy, scale)
+        val = _closure_lp(p, capacity, t, prod, size, last, limit, scale)
         done += 1
         if val > best:
             best, where = val, t
     return best, where, done
 
 
-def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy, f: float) -> float:
+def _closure_lp(p, capacity, t, prod, size, last, limit, f: float) -> float:
+    from planner.result import Status
+
+    from .backends import new_highs, option_value, run_status
+
     V = p.values
     must = set()
     for v in p.reads[t]:
@@ -214,9 +211,7 @@ def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy, f: 
             # a*c + b0 + r_pu - r_k >= 0
             rows.append((idx, val, -b0, np.inf))
     rows.append((mem_idx, mem_val, -np.inf, float(capacity) - mem_const))
-    h = new_highs(False)
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+    h = new_highs(1)
     nc = len(lo)
     if nc == 0:
         return 0.0 if mem_const <= capacity else float("inf")
@@ -229,11 +224,9 @@ def _closure_lp(p, capacity, t, prod, size, last, limit, new_highs, highspy, f: 
         ii = np.fromiter(merged.keys(), dtype=np.int32, count=len(merged))
         vv = np.fromiter(merged.values(), dtype=np.float64, count=len(merged))
         h.addRow(rl, rh, len(ii), ii, vv)
-    from .backends import option_value, run_confirmed
-
-    st = run_confirmed(h, float(option_value(h, "time_limit")))
-    if st == highspy.HighsModelStatus.kInfeasible:
+    st = run_status(h, float(option_value(h, "time_limit")))
+    if st == Status.INFEASIBLE:
         return float("inf")
-    if st != highspy.HighsModelStatus.kOptimal:
+    if st != Status.OPTIMAL:
         return 0.0  # no proof from this op
     return float(h.getInfo().objective_function_value) / f

@@ -14,11 +14,11 @@ import time
 from planner.graph import Graph
 from planner.params import SolveParams
 from planner.progress import Progress
-from planner.result import Result
+from planner.result import Result, Status
 
-from .backends import solve_pulp
 from .common import place_stages, plan_result, setup
 from .model import ModelTooLarge, build, decode
+from .pulp_backend import solve_pulp
 
 
 def solve_checkmate(g: Graph, budget: int, params: SolveParams) -> Result:
@@ -39,7 +39,7 @@ def solve_checkmate(g: Graph, budget: int, params: SolveParams) -> Result:
     out = solve_pulp(m, params, time_limit=max(0.1, params.time_limit - reserve - (time.perf_counter() - t0)))
     stats = {"model": dict(m.stats), "milp_seconds": out.seconds, "milp_status": out.status}
     prog.figures(f"MILP {out.status}", out.objective, out.bound, force=True)
-    if out.status == "infeasible":
+    if out.status == Status.INFEASIBLE:
         return Result("checkmate", "infeasible", backend=out.backend, stats=stats,
                       message="Checkmate MILP infeasible at this budget")
     if out.x is None:
@@ -52,13 +52,13 @@ def solve_checkmate(g: Graph, budget: int, params: SolveParams) -> Result:
     remat_obj = out.objective
     stats["remat_objective"] = remat_obj
     if placed.offsets is None:
-        return Result("checkmate", "feasible" if out.status == "feasible" else "optimal", objective=None,
-                      lower_bound=out.bound if out.status != "optimal" else remat_obj, backend=out.backend + "+dsa",
+        return Result("checkmate", "feasible" if out.status == Status.FEASIBLE else "optimal", objective=None,
+                      lower_bound=out.bound if out.status != Status.OPTIMAL else remat_obj, backend=out.backend + "+dsa",
                       stats={**stats, "placement": f"{placed.solver}: {placed.status}"},
                       message=(f"remat schedule of cost {remat_obj:.6g} found ({out.status}) but it does not "
                                f"place within the budget (DSA: {placed.status}); the price of fragmentation "
                                f"is not measurable by this two-step pipeline"))
     # the placed plan is the remat optimum's schedule: optimal for the joint problem too
-    bound = remat_obj if out.status == "optimal" else out.bound
+    bound = remat_obj if out.status == Status.OPTIMAL else out.bound
     stats["fragmentation_price"] = round(placed.lt.cost - remat_obj, 9)
     return plan_result("checkmate", p, placed, budget, out.status, bound, out.backend + "+dsa", stats)

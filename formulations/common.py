@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.analysis import min_feasible_budget
 from planner.graph import Graph
@@ -26,7 +26,8 @@ class Setup:
 
 def setup(method: str, g: Graph, budget: int, params: SolveParams) -> Setup | Result:
     """The prologue every formulation shares: extract the problem, its capacity and the
-    deadline, or an ``infeasible`` Result when a budget bound already proves no plan fits."""
+    deadline; or the answer without a model: ``infeasible`` when a budget bound already proves
+    that no plan fits, the plain schedule as ``optimal`` when there is no op to schedule."""
     from .problem import extract
 
     t0 = time.perf_counter()
@@ -34,6 +35,13 @@ def setup(method: str, g: Graph, budget: int, params: SolveParams) -> Setup | Re
     why = infeasible_reason(g, p, budget, params)
     if why:
         return Result(method, "infeasible", message=why, backend="bound")
+    if p.n == 0:
+        from planner.baseline import solve_none
+
+        res = solve_none(g, budget, params)
+        if res.has_plan:
+            return res.with_(method=method, status="optimal", plan=replace(res.plan, method=method), lower_bound=0.0,
+                             gap=0.0, backend="trivial", message="no op to schedule")
     return Setup(p, p.capacity(budget), t0, t0 + params.time_limit)
 
 

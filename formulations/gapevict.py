@@ -4,23 +4,21 @@ Why ``formulations.greedy`` (and the runtime heuristics) find nothing on random 
 graphs (``layered:N`` at 0.8 and 0.9 of the baseline peak): they decide at the step that goes
 over budget, when every value still live is read again within a few stages; the value they
 evict has inputs that are long dead, so its recompute needs their producers too, recursively,
-every level pinned while the next runs, and the chain itself exceeds the budget (measured:
-``greedy_sequence`` gets stuck on layered:100/250/500 at 0.8 and 0.9 with both scores).
+every level pinned while the next runs, and the chain itself exceeds the budget
+(``greedy_sequence`` gets stuck there with both scores).
 
 *Gap eviction* plans with the whole schedule in view instead. It starts from the plain
 schedule's live intervals and, while some moment is over the capacity, applies the move that
 removes the most excess per unit of cost. A move evicts a value v between two consecutive
 needs a < b and recomputes its producer at the start of b's stage, or *early*: at the start
 of the stage right after a run of over-budget moments inside (a, b), where the inputs usually
-need a shorter retention (measured, after pruning: layered:500 at 0.9 was stuck, now 0.62%;
-layered:100 at 0.8 5.93% -> 5.00%, layered:250 at 0.8 2.87% -> 2.51%; never worse on ten
-other layered graphs). The producer's inputs that would not be live then are *retained* (their
+need a shorter retention (docs/exact.md has the gains). The producer's inputs that would not be live then are *retained* (their
 copy extended), so a recompute never needs another one (optionally, up to ``depth`` levels, an
 input is recomputed in the same stage instead, when that scores better). When no single move helps, moves that share a retained
 input are taken together (*group moves*: keeping one input alive pays for evicting several of
 its consumers). The result is an op sequence, first computations in captured order and
 recomputations at the start of stages: Checkmate's class. It is only a candidate: the caller
-(``exact._incumbent``) gets minimal lifetimes, DSA addresses and the validator for it, as for
+(``formulations.exact.incumbent``) gets minimal lifetimes, DSA addresses and the validator for it, as for
 every incumbent.
 
 Memory is counted in *moments*: 2t is the first computation of op t, 2t-1 the
@@ -42,8 +40,8 @@ from .schedule import lifetimes
 
 log = logging.getLogger(__name__)
 
-# (excess power, recompute depth) tried by ``gap_sequences``: measured on layered:100/250 at
-# 0.8/0.9 (bench_exact), neither power dominates after pruning and depth 0 is never worse there
+# (excess power, recompute depth) tried by ``gap_sequences``: on layered graphs neither power
+# dominates after pruning and depth 0 is never worse
 VARIANTS: tuple[tuple[int, int], ...] = ((1, 0), (2, 0), (1, 2), (2, 2))
 RESTARTS = 8  # seeded runs when every variant is stuck (``gap_sequences``)
 
@@ -339,7 +337,7 @@ def _best_group(p: RematProblem, singles: list[tuple], move, total: float) -> li
                 n2, c2, acts2, d2 = move(v2, a2, r2, total, g_delta, pending)
                 if n2 <= 0:
                     continue
-                if (g_net + n2) / (g_cost + c2) <= g_net / g_cost and g_net > 0:
+                if _per_cost(g_net + n2, g_cost + c2) <= _per_cost(g_net, g_cost) and g_net > 0:
                     continue
                 members.append((v2, a2, r2, acts2))
                 used |= {v2} | {w for _, w in acts2}
@@ -348,18 +346,20 @@ def _best_group(p: RematProblem, singles: list[tuple], move, total: float) -> li
                     if kind == "extend":
                         pending[w] = max(pending.get(w, -1), r2)
                 g_net, g_cost, g_delta = g_net + n2, g_cost + c2, d2
-        if len(members) > 1 and g_net > 0 and g_net / g_cost > best_s:
-            best, best_s = members, g_net / g_cost
+        if len(members) > 1 and g_net > 0 and _per_cost(g_net, g_cost) > best_s:
+            best, best_s = members, _per_cost(g_net, g_cost)
     return best
+
+
+def _per_cost(net: float, cost: float) -> float:
+    """Net gain per unit of recomputation cost; a free gain (ops of zero cost) is infinite."""
+    return net / cost if cost > 0 else (float("inf") if net > 0 else 0.0)
 
 
 def gap_sequences(p: RematProblem, capacity: int, deadline: float):
     """Yield (label, sequence) for each variant (``VARIANTS``) that fits, until the deadline;
-    when none does, ``RESTARTS`` seeded runs that pick among the near-best moves at random.
-    Measured with the stuck sequence's own peak checked (``gap_sequence``), after pruning:
-    layered:250:2 at 0.8 stuck -> 5.45%, layered:500:2 at 0.8 stuck -> 2.94% (neither the
-    restarts nor the peak check alone plans either); 100:1, 250:4, 500:0 and 500:5 at 0.8 stay
-    stuck; up to 5.4 s on layered:500."""
+    when none does, ``RESTARTS`` seeded runs that pick among the near-best moves at random
+    (with the stuck sequence's own peak checked, they plan some graphs neither plans alone)."""
     found = False
     for power, depth in VARIANTS:
         if time.perf_counter() > deadline:

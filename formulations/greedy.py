@@ -133,8 +133,7 @@ def greedy_sequence(p: RematProblem, capacity: int, score: str = "stale") -> lis
 def greedy_plan(p: RematProblem, capacity: int, time_limit: float = 10.0, seed: int = 0,
                 threads: int = 1) -> tuple[Lifetimes, dict[int, int], str] | None:
     """Best effort: (lifetimes, offsets, placement solver) or None; the cheaper plan of the two
-    eviction scores (measured on unet: next-use 10.5% vs stale 11.2% at 0.6, 7.4% vs 7.6% at
-    0.7, but 2.7% vs 2.1% at 0.9, so neither dominates)."""
+    eviction scores (neither dominates on unet: docs/exact.md)."""
     t0 = time.perf_counter()
     best = None
     for score in ("stale", "next-use"):

@@ -9,18 +9,12 @@ the capacity. Deleting a recomputation only lengthens the previous copy's lifeti
 memory never decreases: a deletion refused once stays refused after later ones, and one pass
 is a local optimum for this move. Addresses are placed afterwards and the plan validated by
 the caller (``exact``'s incumbent), so a deletion can never produce an invalid result.
-
-Measured on unet (``exact``'s ``incumbent_costs``), costliest first: coop without its sliding
-window at 0.4 40.3% -> 23.6% overhead; coop at 0.5 28.4% -> 13.0%, the greedy 24.7% -> 15.7%;
-coop at 0.7 10.4% -> 6.3%; about 0.1-0.4 s each. Highest cost per unit first does better on
-unet (0.4: 22.3%; 0.5: coop 12.0%, dte 19.2% -> 11.2%), but neither order dominates
-(dte at 0.5 by cost is 19.2%, latest-first 17.4%), so ``exact`` runs both.
+Neither deletion order (costliest first, highest cost per unit first) dominates, so ``exact``
+runs both (docs/exact.md has the figures).
 
 The exchange pass (``exchange_recomputations``) goes one step further: it drops a
 recomputation the schedule does need, and gap eviction (``formulations.gapevict``, started
-from that sequence) repairs the excess with cheaper moves. Measured in ``exact`` (60 s):
-unet 0.4 17.42% -> 16.93% (one step), 0.6 8.56% -> 8.48%; layered:100 at 0.8 (120 s)
-5.00% -> 3.89% (its candidate needs 9 s of CP-SAT to place).
+from that sequence) repairs the excess with cheaper moves.
 """
 from __future__ import annotations
 

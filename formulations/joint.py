@@ -21,24 +21,22 @@ import time
 
 from planner.graph import Graph
 from planner.params import SolveParams
-from planner.result import Result
+from planner.result import Result, Status
 
-from .backends import solve_highs, solve_pulp
-from .common import Placed, infeasible_reason, plan_result
+from .backends import solve_highs
+from .common import Placed, plan_result, setup
 from .model import INF, build, decode
-from .problem import extract
+from .pulp_backend import solve_pulp
 from .schedule import lifetimes, stage_sequence
 
 MAX_OPS = 40  # beyond this the pair model is too large to be useful
 
 
 def solve_joint(g: Graph, budget: int, params: SolveParams) -> Result:
-    t0 = time.perf_counter()
-    p = extract(g, params.alignment)
-    cap = p.capacity(budget)
-    why = infeasible_reason(g, p, budget, params)
-    if why:
-        return Result("milp-joint", "infeasible", message=why, backend="bound")
+    s = setup("milp-joint", g, budget, params)
+    if isinstance(s, Result):
+        return s
+    p, cap, t0 = s.p, s.cap, s.t0
     if p.n > MAX_OPS:
         return Result("milp-joint", "error", message=f"milp-joint is for small graphs (<= {MAX_OPS} ops); "
                                                       f"this one has {p.n}: use exact")
@@ -117,7 +115,7 @@ def solve_joint(g: Graph, budget: int, params: SolveParams) -> Result:
     else:
         out = solve_pulp(m, params, time_limit=left)
     stats = {"model": dict(m.stats), "milp_seconds": out.seconds}
-    if out.status == "infeasible":
+    if out.status == Status.INFEASIBLE:
         return Result("milp-joint", "infeasible", backend=out.backend, stats=stats,
                       message="joint MILP infeasible at this budget")
     if out.x is None:
@@ -133,6 +131,6 @@ def solve_joint(g: Graph, budget: int, params: SolveParams) -> Result:
     for bi, (v, lo, hi, size) in enumerate(lt.blocks):
         offsets[bi] = int(round(out.x[A[flat[lo][0], v]]))
     placed = Placed(lt, offsets, "placed", "milp-joint addresses")
-    status = "optimal" if out.status == "optimal" else "feasible"
+    status = "optimal" if out.status == Status.OPTIMAL else "feasible"
     return plan_result("milp-joint", p, placed, budget, status, out.bound if status != "optimal" else lt.cost,
                        out.backend, stats)

@@ -17,7 +17,7 @@ import numpy as np
 
 from planner.graph import Graph
 from planner.params import SolveParams
-from planner.result import Result
+from planner.result import Result, Status
 
 from .backends import solve_highs
 from .common import Placed, plan_result, setup
@@ -77,9 +77,9 @@ def solve_lp(g: Graph, budget: int, params: SolveParams) -> Result:
     if m is None:
         return Result("lp", "infeasible", message="model infeasible by construction", backend="model")
     out = solve_highs(m, params, relax=True, time_limit=0.5 * params.time_limit)
-    if out.status == "infeasible":
+    if out.status == Status.INFEASIBLE:
         return Result("lp", "infeasible", backend="highs-lp", message="LP relaxation infeasible")
-    bound = out.objective if out.status == "optimal" else None
+    bound = out.objective if out.status == Status.OPTIMAL else None
     stats = {"lp_bound": bound, "lp_seconds": out.seconds, "model": dict(m.stats)}
     # (model, LP solution) pairs to round: the budget's and, as in Checkmate's code, 0.9 x it;
     # either may be missing (time limit) without losing the other

@@ -23,9 +23,7 @@ reader of v can run (with ``stages``, the last of the reader's windows), S[t,v] 
 where every plan keeps v (``_kept_until``: its producer cannot run again and a later first
 run reads it), and F/U/dependency rows only where their op can run. Both give the same
 optimum whenever ``recomputable`` contains every op some better-than-incumbent plan recomputes
-(``tests/test_model_sparsify.py``). Measured on unet at 0.4 (the guided MILP on the
-11-checkpoint windows, from the 16.93% plan): 56,412 columns -> 49,973 with the windows'
-horizons -> 29,350 with the constants; HiGHS reaches the optimum in 12.8 s -> 11.3 s -> 10.0 s.
+(``tests/test_model_sparsify.py``). docs/exact.md has what each step saves.
 """
 from __future__ import annotations
 
@@ -98,10 +96,8 @@ class ModelTooLarge(BuildTimeout):
     """The model would not fit in memory (its R and S columns are counted before any is built)."""
 
 
-# R + S columns above which no model is built. Measured on unet (340 ops): 104,648 R and S
-# columns make 231,277 columns in all and 1.09M nonzeros, 191 MB of Python model (about 830
-# bytes a column) before HiGHS copies it; the zoo's bilstm (6,874 ops) was killed by the
-# kernel at 23.7 GB while building. 2.5M R + S columns is about 4.5 GB with HiGHS's copy.
+# R + S columns above which no model is built: about 830 bytes of Python model a column
+# before HiGHS copies it, so 2.5M is about 4.5 GB in all (docs/exact.md: model size)
 MAX_RS_COLUMNS = 2_500_000
 
 
@@ -140,9 +136,8 @@ def _kept_until(p: RematProblem, rec: set[int], published: bool = False) -> list
     R[t, p_v], with R[t, p_v] = 0 after stage p_v, force every S[t, v] from p_v + 1 up to c;
     a required value likewise up to stage n. A view kept forces its base (S[t, w] <= S[t, b]):
     the base's stages are fixed along when its producer cannot be recomputed either, and the
-    view's are left as columns otherwise. Measured on unet at 0.4 (the guided MILP on the
-    11-checkpoint windows): HiGHS presolve found these itself; as constants the model is
-    built without them."""
+    view's are left as columns otherwise. HiGHS's presolve finds these itself, but as
+    constants they are never built."""
     n, V = p.n, p.values
     kept = [-1] * len(V)
     if published:  # Checkmate's model as published keeps every S column

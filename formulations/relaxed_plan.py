@@ -9,12 +9,6 @@ it is proven optimal with no stage MILP at all. When it does not fit, the moment
 it exceeds the capacity are those the relaxation counts too loosely (rows 7 count only the
 values live through a whole interval): the first runs there are the checkpoints that cut
 the solution off (``overflow_checkpoints``).
-
-Measured on unet at 0.4 (11 checkpoints, the 10 default ones as a coarse level, optimum
-15.5301%): the sequence of the MIP's solution costs 15.5301% and overflows the capacity by
-3.7% at one moment only (the first run of op 216, where an early-layer op run once serves
-two readers); the 10 default checkpoints' solution (15.12%) overflows by 24% around the
-first runs 132 to 138 and 207 to 216.
 """
 from __future__ import annotations
 
@@ -110,9 +104,7 @@ def fit_sequence(p: RematProblem, seq: list[int], checkpoints: list[int], capaci
     again just before its reader keeps its output short-lived, but keeps its inputs live until
     then; when its inputs are larger than its outputs, earlier is better. Candidate positions:
     right after the interval's checkpoint and right after each run of a producer of its
-    inputs in the interval. Measured on resnet50 at 0.5: the 10 default checkpoints'
-    solution costs the optimum 9.41% and, run lazily, overflows by 0.9% where a recomputed
-    convolution keeps the 2048-channel relu before it live; moved, it fits."""
+    inputs in the interval."""
     from .schedule import lifetimes
 
     cps = set(checkpoints)

@@ -155,16 +155,9 @@ class Placement:
 
 
 # Share of a placement's time that CP-SAT (``CpsatRuns``: bottom-left and default search in
-# turn, a new seed per pair) gets before the DSA portfolio (which starts with the canonical
-# search). With the alternation, 13 hard remat placements (layered 250/500 schedules, trace 450)
-# at 20 s: 12 found, 49 s in all; with one bottom-left run then the portfolio: 6, 162 s. Measured on 15 gap-eviction schedules of layered
-# graphs (100-500 ops at 0.8-0.9, 104-505 buffers, peaks 0.935-0.998 of the capacity; 10 s
-# each engine): the search found 5 (0.04-3.5 s) and timed out on every one above 200 buffers;
-# CP-SAT bottom-left found 13 (0.02-6.4 s), its default search 10. Tilings are the other way
-# round (``bench/bench_dsa.py``), so ``alloc`` keeps the search first. Again with the compiled
-# search (20x the nodes), on 31 gap-eviction schedules of layered:100/250/500 seeds 0-5 at 0.8
-# and 0.9 that best-fit cannot place (101-524 buffers, 10 s each): the search alone places 11
-# (every one of 100 ops, one of 250), this portfolio 27 (66 s in all), so CP-SAT keeps the lead.
+# turn, a new seed per pair) gets before the DSA portfolio: on remat schedules near the
+# capacity CP-SAT places far more than the search (on tilings it is the other way round, so
+# ``alloc`` keeps the search first); docs/exact.md has the counts.
 PLACE_CPSAT_LEAD = 0.6
 
 

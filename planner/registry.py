@@ -75,8 +75,6 @@ def solve(graph: Graph, budget: int, method: str, params: SolveParams | None = N
     A plan that fails validation is never reported as a result: the status becomes
     ``error`` and the message names the first violation.
     """
-    from .validator import validate
-
     params = params or SolveParams()
     if params.alignment is None:  # every method sees the concrete alignment of this graph
         params = replace(params, alignment=graph.alignment)
@@ -85,6 +83,14 @@ def solve(graph: Graph, budget: int, method: str, params: SolveParams | None = N
     res = fn(graph, budget, params)
     if not res.solve_seconds:
         res = res.with_(solve_seconds=time.perf_counter() - t0)
+    return checked(graph, method, res)
+
+
+def checked(graph: Graph, method: str, res: Result) -> Result:
+    """``res`` with its plan validated independently: an invalid plan, or one whose cost is
+    not the one claimed, makes it an ``error``."""
+    from .validator import validate
+
     if res.plan is not None:
         report = validate(graph, res.plan)
         res = res.with_(validation=report.to_dict())

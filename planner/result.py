@@ -2,14 +2,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 from .plan import Plan
 
-#: optimal = proven optimum; feasible = a plan, optimality not proven (gap says how far it may be);
-#: infeasible = proven (or, for heuristics, found) to have no plan at this budget;
-#: timeout = no plan found within the time limit; error = the method failed or its plan was invalid.
-STATUSES = ("optimal", "feasible", "infeasible", "timeout", "error")
+
+class Status(StrEnum):
+    """The one status vocabulary of methods and solvers (a str: JSON and comparisons with the
+    plain words are unchanged). For a solver, "plan" reads "solution"."""
+    OPTIMAL = "optimal"        # proven optimum
+    FEASIBLE = "feasible"      # a plan, optimality not proven (the gap says how far it may be)
+    INFEASIBLE = "infeasible"  # proven (or, for heuristics, found) to have no plan; under a cutoff: none below it
+    TIMEOUT = "timeout"        # no plan within the time limit
+    ERROR = "error"            # the method or solver failed, or its plan was invalid
+
+
+STATUSES = tuple(s.value for s in Status)
+#: stats key any method may set: the plans it started from, source -> cost or why none (solve prints it)
+STARTING_PLANS = "incumbent_costs"
 
 
 @dataclass(frozen=True)
@@ -31,7 +42,7 @@ class Result:
 
     @property
     def has_plan(self) -> bool:
-        return self.plan is not None and self.status in ("optimal", "feasible")
+        return self.plan is not None and self.status in (Status.OPTIMAL, Status.FEASIBLE)
 
 
 def gap_of(objective: float | None, bound: float | None) -> float | None:

@@ -135,7 +135,7 @@ def test_interval_memory_proves_layered_100_at_09():
     """Rows 7 (memory inside the intervals) are what the relaxation lacked on random layered
     graphs: without them the MIP gives 0.37% at 0.9 against the optimum 1.30%; with them it
     meets gap eviction's plan, so exact proves it without the MILP."""
-    import formulations.checkpoints as ck
+    import formulations.checkpoint_model as ck
 
     g = load_model("layered:100")
     budget = int(0.9 * baseline_peak(g))
@@ -156,7 +156,7 @@ def test_interval_memory_proves_layered_100_at_09():
 
 
 def test_separating_checkpoints_split_an_op_run_twice_in_one_interval():
-    from formulations.checkpoints import separating_checkpoints
+    from formulations.checkpoint_candidates import separating_checkpoints
     cost = [1.0] * 12
     cps = [2, 6]
     # interval 0 is (2, 6): the plan runs 1 again after 3 and after 4; 4 splits the two runs
@@ -175,7 +175,7 @@ def test_separating_checkpoints_split_an_op_run_twice_in_one_interval():
 
 
 def test_separating_checkpoints_otherwise_follow_recomputations_the_relaxation_does_not_pay():
-    from formulations.checkpoints import separating_checkpoints
+    from formulations.checkpoint_candidates import separating_checkpoints
     cost = [1.0] * 12
     cps = [2, 6]
     # no op runs twice in an interval; the plan runs 1 again before 4 and 0 before 5
@@ -193,7 +193,7 @@ def test_separating_checkpoints_otherwise_follow_recomputations_the_relaxation_d
 def test_shared_recomputations_split_the_demand_points_of_one_recomputation():
     from types import SimpleNamespace
 
-    from formulations.checkpoints import shared_recomputations
+    from formulations.checkpoint_candidates import shared_recomputations
     n = 10
     # op k writes value k; 1 reads 0; 3 and 5 read 1; 6 reads 0; the others read their predecessor
     reads = {1: (0,), 3: (1,), 5: (1,), 6: (0,)}

@@ -146,7 +146,7 @@ def test_gap_sequences_restart_only_when_every_variant_is_stuck():
 
 
 def test_gap_incumbent_places_the_cheapest_candidate_and_validates():
-    from formulations.exact import _gap_incumbent
+    from formulations.exact.incumbent import gap_incumbent
     from formulations.schedule import build_plan
     from formulations.validator_bridge import validated
     from planner.result import Result
@@ -162,7 +162,7 @@ def test_gap_incumbent_places_the_cheapest_candidate_and_validates():
 
     tried: dict = {}
     t0 = time.perf_counter()
-    r = _gap_incumbent(p, cap, SolveParams(), 10.0, as_result, tried)
+    r = gap_incumbent(p, cap, SolveParams(), 10.0, as_result, tried)
     assert time.perf_counter() - t0 <= 10.0 + 2
     assert r is not None and r.has_plan
     from planner.validator import validate

@@ -117,10 +117,10 @@ def test_exact_proves_resnet50_at_05_once_its_schedule_places():
 
 
 def test_recompute_stages_are_those_of_the_mip_start():
-    from formulations.exact import _recompute_stages
+    from formulations.exact.guided import recompute_stages
 
     # first runs 0, 1, 2 in order; 0 runs again before 2's first run (stage 2) and after it (stage 3)
-    assert _recompute_stages([0, 1, 0, 2, 0, 1]) == [(0, 2), (0, 3), (1, 3)]
+    assert recompute_stages([0, 1, 0, 2, 0, 1]) == [(0, 2), (0, 3), (1, 3)]
 
 
 STARTS: list = []
@@ -133,6 +133,8 @@ def test_guided_with_a_start_only_returns_cheaper_valid_plans(seed, n, frac):
     validated plan cheaper than the start, or nothing; with every stage as a window and the
     start's cost as cutoff it finds the optimum when the start is not optimal."""
     from formulations import exact
+    from formulations.exact.guided import guided, recompute_stages
+    from formulations.exact.state import Context
 
     g, budget, p, cap = budget_case(seed, n, frac)
     # a start that recomputes more than needed: the optimum of a tighter budget (the runtime
@@ -144,11 +146,11 @@ def test_guided_with_a_start_only_returns_cheaper_valid_plans(seed, n, frac):
     every = {k: set(range(k + 1, p.n + 1)) for k in range(p.n)}
     for windows in ({}, every):
         stats: dict = {}
-        got = exact._guided(g, p, budget, cap, set(range(p.n)), windows, start.objective, P,
-                            time.perf_counter() + 20, stats, start=start, share=1.0)
+        got = guided(Context.make(g, budget, P, p=p), set(range(p.n)), windows, start.objective,
+                     time.perf_counter() + 20, stats, start=start, share=1.0)
         STARTS.append((bool(windows), got is not None, stats["guided"].get("start")))
         seq = [s.ref for s in start.plan.steps if s.kind == "compute"]
-        if any(True for _ in exact._recompute_stages(seq)) and windows:
+        if any(True for _ in recompute_stages(seq)) and windows:
             m = build(p, cap, set(every), stages=every)
             if m is not None and exact.stage_start(p, m, seq) is not None:
                 assert stats["guided"].get("start") is True
@@ -202,7 +204,8 @@ def test_the_guided_milp_at_the_bound_finds_only_plans_at_the_bound(seed, n, fra
     """``at_bound``: the cutoff is the bound. With every op in every stage and the joint
     optimum (brute force) as the bound, a plan it returns costs exactly the optimum; with a
     bound below the optimum it returns nothing."""
-    from formulations.exact import _guided
+    from formulations.exact.guided import guided as _guided
+    from formulations.exact.state import Context
 
     g, budget, p, cap = budget_case(seed, n, frac)
     opt, _plan = brute_force(g, budget)
@@ -214,8 +217,8 @@ def test_the_guided_milp_at_the_bound_finds_only_plans_at_the_bound(seed, n, fra
     stats_of_last: dict = {}
 
     def guided(bound):
-        return _guided(g, p, budget, cap, rec, every, None, P, time.perf_counter() + 20, stats_of_last, share=1.0,
-                       bound=bound, at_bound=True)
+        return _guided(Context.make(g, budget, P, p=p), rec, every, None, time.perf_counter() + 20, stats_of_last,
+                       share=1.0, bound=bound, at_bound=True)
 
     got = guided(opt)
     # every op in every stage holds Checkmate's whole schedule class, hence a schedule at the optimum
@@ -231,7 +234,8 @@ def test_below_the_optimum_the_guided_milp_falls_back_to_any_plan():
     """``_guided_to_bound`` with a bound below the joint optimum (brute force): the run at the
     bound proves its windows hold nothing, then the guided MILP without a cutoff (no incumbent)
     looks for any plan; what it returns validates and costs at least the optimum."""
-    from formulations.exact import _guided_to_bound
+    from formulations.exact.guided import guided_to_bound
+    from formulations.exact.state import Context
     from planner.validator import validate
 
     found = 0
@@ -243,8 +247,8 @@ def test_below_the_optimum_the_guided_milp_falls_back_to_any_plan():
             continue  # infeasible, or nothing to recompute: no bound below the optimum to test
         every = {k: set(range(k + 1, p.n + 1)) for k in range(p.n)}
         stats: dict = {}
-        got = _guided_to_bound(g, p, budget, cap, every, None, P, time.perf_counter() + 60, stats,
-                               opt - 0.5 * min(positive))
+        got = guided_to_bound(Context.make(g, budget, P, p=p), every, None, time.perf_counter() + 60, stats,
+                              opt - 0.5 * min(positive))
         assert stats["guided_at_bound"]["status"] == "infeasible"
         assert "at_bound" not in stats["guided"]  # the second run, without the bound as cutoff
         if got is not None:

@@ -48,10 +48,12 @@ def test_methods_refuse_a_model_too_large(monkeypatch, method):
 def test_refused_milp_gives_its_time_to_the_checkpoints(monkeypatch):
     """Without a MILP to follow, the checkpoint relaxation is solved again over twice as many
     checkpoints while each MIP finishes: every round's bound is valid and the best one counts."""
-    import formulations.exact as exact
+    from dataclasses import replace
+
+    from formulations.exact import tuning
 
     monkeypatch.setattr(model, "MAX_RS_COLUMNS", 10)
-    monkeypatch.setattr(exact, "CHECKPOINTS", 2)
+    monkeypatch.setattr(tuning, "DEFAULT", replace(tuning.DEFAULT, checkpoints=2))
     g = load_graph_arg("layered:60", None)
     # 60 s: gap eviction then has its full 20 s even on a loaded machine (the proof takes ~6 s)
     res = solve(g, int(0.8 * baseline_peak(g)), "exact", SolveParams(time_limit=60))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from formulations import backends
+from formulations import backends, pulp_backend
 from formulations.backends import MipOutcome, _confirm
 from formulations.model import Model
 from planner.params import SolveParams
@@ -45,7 +45,7 @@ def test_an_infeasible_model_is_still_infeasible(solver):
     m.row([(x, 1.0)], 2.0, float("inf"))  # x >= 2 with x binary
     if solver == "highs":
         assert backends.solve_highs(m, SolveParams(time_limit=5)).status == "infeasible"
-    assert backends.solve_pulp(m, SolveParams(time_limit=5, solver=solver)).status == "infeasible"
+    assert pulp_backend.solve_pulp(m, SolveParams(time_limit=5, solver=solver)).status == "infeasible"
 
 
 def test_run_confirmed_reruns_without_presolve_and_restores_the_option():

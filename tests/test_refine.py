@@ -1,19 +1,22 @@
-"""exact._refine, the loop that tightens the checkpoint relaxation until its plan fits (run by
+"""exact.refine, the loop that tightens the checkpoint relaxation until its plan fits (run by
 ``exact`` only on large graphs, so exercised here directly on small ones): whatever it returns
 validates, its bound never passes the brute-force optimum, and a plan that meets the bound is
 that optimum. Runs with and without an incumbent (with one, the guided MILP goes first)."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 from formulation_graphs import brute_force, budget_case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formulations import exact
 from formulations.bounds import tight_ops
 from formulations.checkpoints import lp_then_mip
+from formulations.exact import DEFAULT
+from formulations.exact.refine import refine
+from formulations.exact.state import Context, RelaxationState
 from formulations.greedy import greedy_plan
 from formulations.schedule import build_plan
 from formulations.validator_bridge import validated
@@ -49,11 +52,11 @@ def test_refine_returns_valid_plans_and_bounds_below_the_optimum(seed, n, frac, 
     total = float(sum(p.cost))
     bound0 = total + out["mip"][0]
     stats: dict = {"incumbent_costs": {}}
-    # the loop runs while more than REFINE_MIN_S is left: a shorter floor keeps examples short
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(exact, "REFINE_MIN_S", 0.5)
-        got, bound = exact._refine(g, p, budget, cap, inc, bound0, (out["checkpoints"], out["runs"]),
-                                   SolveParams(time_limit=8), time.perf_counter() + 8, stats, Progress("exact"))
+    # the loop runs while more than refine_min_s is left: a shorter floor keeps examples short
+    ctx = Context.make(g, budget, SolveParams(time_limit=8), replace(DEFAULT, refine_min_s=0.5), Progress("exact"), p)
+    r = refine(ctx, inc, bound0, RelaxationState(solution=(out["checkpoints"], out["runs"])),
+               time.perf_counter() + 8, stats)
+    got, bound = r.plan, r.bound
     if best is None:  # no plan in Checkmate's class (the minimum feasible budget allows others)
         assert got is None and inc is None
         return

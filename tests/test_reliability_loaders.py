@@ -203,13 +203,7 @@ def _zero_cost_checkmate(tmp_path, n=6):
     return out
 
 
-EXACT_XFAIL = pytest.mark.xfail(strict=True, raises=ZeroDivisionError,
-                                reason="exact divides by the graph's total cost; fixed with the exact package "
-                                       "(issue 37a): remove this marker when that is merged")
-
-
-@pytest.mark.parametrize("method", ["none", "coop", "dtr", "dte", "lp", "checkmate",
-                                    pytest.param("exact", marks=EXACT_XFAIL)])
+@pytest.mark.parametrize("method", ["none", "coop", "dtr", "dte", "lp", "checkmate", "exact"])
 def test_every_method_returns_a_result_on_a_zero_cost_graph(tmp_path, capsys, method):
     g = _zero_cost_checkmate(tmp_path)
     capsys.readouterr()

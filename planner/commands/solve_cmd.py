@@ -10,6 +10,7 @@ from ..errors import UserError
 from ..models import load_graph_arg
 from ..params import SolveParams
 from ..registry import get_method, solve
+from ..result import STARTING_PLANS, Status
 from .common import add_graph_args, fmt_bytes, print_json
 from .options import add_solver_options, positive_int
 from .outpath import check_out_path, report_write_error, try_write
@@ -117,7 +118,7 @@ def run(args) -> int:
         if res.lower_bound is not None:
             gap = f"{res.gap * 100:.3f}%" if res.gap is not None else "-"
             print(f"bound     {res.lower_bound:.6g} s  gap {gap}")
-        inc = res.stats.get("incumbent_costs")
+        inc = res.stats.get(STARTING_PLANS)
         if isinstance(inc, dict) and inc:
             # the heuristics exact started from, so a user sees the optimum beside coop
             base = baseline_cost(g)
@@ -135,7 +136,7 @@ def run(args) -> int:
               file=sys.stderr)
     if write_error:
         return report_write_error(write_error) or 2
-    if res.status in ("optimal", "feasible"):
+    if res.status in (Status.OPTIMAL, Status.FEASIBLE):
         return 0
     if res.status == "error":
         print(f"error: {res.message}", file=sys.stderr)

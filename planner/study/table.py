@@ -11,9 +11,9 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
-from ..result import gap_of
+from ..result import Status, gap_of
 
-PLAN_STATUSES = ("optimal", "feasible")
+PLAN_STATUSES = (Status.OPTIMAL, Status.FEASIBLE)
 
 COLUMNS = (
     "model", "ratio", "method", "method_kind", "status", "overhead", "objective_s", "lower_bound_s",
