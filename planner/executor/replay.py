@@ -32,6 +32,7 @@ from .recipe import ArgPlan, arg_plan, out_call_args, out_variant, resolve_targe
 log = logging.getLogger(__name__)
 
 VIEW, INPLACE, OUT, COPY = "view", "inplace", "out", "copy"
+MUT = "mut"                          # eager capture: the op writes arguments in place (and may return fresh tensors)
 MARK = "plan_step"                   # profiler range around each compute step of a checked run
 BN, CONVB = "bn-out", "convb-out"   # ops whose out= form needs the arguments rearranged
 
@@ -154,6 +155,8 @@ class _Compute:
     self_pos: int = 0                     # INPLACE: position of the written argument
     outcall: Any = None                   # OUT: ArgPlan of the out= call, slots included
     out_envs: tuple = ()                  # OUT: (tensor id, slot) to bind after the call
+    writes: tuple = ()                    # MUT: per written argument (tensor id, arg path, slot | None, old version, view | None)
+    fresh: tuple = ()                     # MUT: the other outputs, as in ``outs``
 
 
 class Program:
@@ -207,6 +210,9 @@ class Program:
                      m.get("rng") if op.random else None)
         if all(T[t].alias_of is not None for t in op.outputs):
             c.mode = VIEW
+        elif m.get("inplace") == "args":
+            from .mutate import compile_mut
+            compile_mut(self, c, m, outs)
         elif m.get("inplace") == "native":
             if len(op.outputs) != 1:
                 raise ExecError(f"op {j} ({op.name}): native in-place op with {len(op.outputs)} outputs")
@@ -303,7 +309,7 @@ class Program:
                 temp = self._marked(c, env, check)
             if not check:
                 continue
-            if c.mode in (COPY, CONVB):
+            if c.mode in (COPY, CONVB) or (c.mode == MUT and temp):
                 stats.outside_ops[c.target] = stats.outside_ops.get(c.target, 0) + 1
                 stats.copy_temp_peak = max(stats.copy_temp_peak, temp)
             outside = stats.rng_bytes + temp
@@ -392,6 +398,9 @@ class Program:
             env[c.outs[0][0]] = c.outs[0][2]
             env[c.outs[1][0]] = c.outs[1][2]
             return scratch.numel() * scratch.element_size()
+        if c.mode == MUT:
+            from .mutate import exec_mut
+            return exec_mut(self, c, args, kwargs, env, check)
         if c.mode == VIEW:
             res = c.fn(*args, **kwargs)
             for t, path, _, _ in c.outs:
