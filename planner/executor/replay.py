@@ -36,6 +36,8 @@ MUT = "mut"                          # eager capture: the op writes arguments in
 MARK = "plan_step"                   # profiler range around each compute step of a checked run
 BN, CONVB = "bn-out", "convb-out"   # ops whose out= form needs the arguments rearranged
 
+_UNINITIALISED = frozenset({"aten.empty.memory_format", "aten.empty_like.default", "aten.empty_strided.default",
+                            "aten.new_empty.default", "aten.new_empty_strided.default"})
 _BN_FUNCTIONAL = "aten._native_batch_norm_legit_functional.default"
 _CONV_BACKWARD = "aten.convolution_backward.default"
 
@@ -341,8 +343,8 @@ class Program:
                 if slot is not None and (v.data_ptr() != slot.data_ptr() or v.stride() != slot.stride()
                                          or v.shape != slot.shape):
                     stats.placement_errors.append(f"op {c.op} output {t} ({T[t].name}) moved from its planned slot")
-                if T[t].alias_of is not None:
-                    continue  # a view's value is its base's
+                if T[t].alias_of is not None or c.target in _UNINITIALISED:
+                    continue  # a view's value is its base's; empty() has no value to reproduce
                 fp = fingerprint(v)
                 if t not in first:
                     first[t] = fp

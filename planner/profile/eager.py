@@ -93,9 +93,12 @@ def record(model, batch: tuple, loss_fn: Callable | None, opt, steps: int, *, na
             for s in range(steps):
                 rec.step = s
                 loss = train_step(model, batch, loss_fn, opt, phase)
+                rec.flush()
                 losses.append(loss)
-    except UserError:
+    except CaptureError:
         raise
+    except UserError as exc:  # the recorder's and the step's own one-line messages
+        raise CaptureError(f"capture of {name}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - anything the model raises becomes one line
         raise CaptureError(_describe(name, rec, exc)) from exc
     finally:
@@ -234,3 +237,13 @@ def capture_objects(model, batch, loss_fn=None, optimizer=None, steps: int = 1, 
     finally:
         for mod, slot, k, v in saved:
             getattr(mod, slot)[k] = v
+
+
+def capture_module(spec: str, steps: int = 1, seed: int = 0, device_profile: str = "a100-80gb",
+                   precision: str | None = None) -> Graph:
+    """``profile --module pkg.mod:factory``: seed, call the factory, capture what it returns."""
+    from ..executor.user import call_factory
+    model, batch, loss_fn, opt = call_factory(spec, seed)
+    return capture_objects(model, batch, loss_fn, opt, steps, name=spec.rpartition(":")[2],
+                           device_profile=device_profile, precision=precision,
+                           meta={"module": spec, "seed": seed})

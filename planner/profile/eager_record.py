@@ -64,6 +64,7 @@ class Recorder:
         self.storage_of: list[Any] = []        # tensor id -> StorageWeakRef (base versions only)
         self.freed_after: dict[int, int] = {}  # storage's first tensor id -> op after which eager released it
         self.first_tid: dict[Any, int] = {}    # StorageWeakRef -> tensor id that created the storage
+        self.shadow: dict[Any, int] = {}       # running-statistics storage -> its working copy this step
         self.phase = "fwd"
         self.step = 0
         self.rng = 0
@@ -104,7 +105,7 @@ class Recorder:
         if not isinstance(x, FakeTensor):
             return self._const(x)
         key = StorageWeakRef(x.untyped_storage())
-        base = self.cur.get(key)
+        base = self.shadow.get(key, self.cur.get(key))
         rec = self.known.get(x)
         if rec is not None and base is not None and rec[1] == base:
             return rec[0]
@@ -133,7 +134,8 @@ class Recorder:
     def _const(self, x) -> int:
         if x.numel() > _MAX_CONST_ELEMENTS:
             raise UserError(f"cannot capture: a real tensor of {x.numel()} elements is used inside the "
-                            f"step (only small literals such as torch.tensor(0.0) are recorded by value)")
+                            f"step (only small literals such as torch.tensor(0.0) are recorded by value; pass data such as "
+                            f"labels in the batch, not inside loss_fn or the model)")
         rec = self.known.get(x)
         if rec is not None:
             return rec[0]
@@ -200,13 +202,16 @@ class Recorder:
         if not target.startswith("aten.") or target in _NOT_RECORDED:
             return func(*args, **kwargs)
         written = self._written(func, args, kwargs)
+        if target in _UNANNOTATED_WRITES:
+            for _, x in written:
+                self._shadow(StorageWeakRef(x.untyped_storage()))
         reads: list[int] = []
         enc_args = self.encode(list(args), reads)
         enc_kwargs = {k: self.encode(v, reads) for k, v in kwargs.items()}
         w_info = []
         for path, x in written:
             key = StorageWeakRef(x.untyped_storage())
-            base = self.cur[key]
+            base = self.shadow.get(key, self.cur[key])
             if any(w[1] == key for w in w_info):
                 raise UserError(f"cannot capture op {target}: it writes two arguments sharing one storage")
             w_info.append((path, key, base, _layout(x), x))
@@ -243,9 +248,12 @@ class Recorder:
             tid = self._new(bt["bytes"], _VERSION_KIND.get(bt["kind"], bt["kind"]), j, f"{bt['name'].split('@')[0]}@{j}",
                             {k: v for k, v in bt["meta"].items() if k in ("shape", "stride", "dtype", "storage_offset")},
                             inplace_of=base, key=key)
-            self.cur[key] = tid
-            if lay == _meta_layout(bt["meta"]):
-                self.known[x] = (tid, tid)
+            if key in self.shadow:
+                self.shadow[key] = tid
+            else:
+                self.cur[key] = tid
+                if lay == _meta_layout(bt["meta"]):
+                    self.known[x] = (tid, tid)
             self.b.o[j]["outputs"].append(tid)
             self.b.o[j]["mutated"].append(tid)
             meta["outputs"].append(path)
@@ -281,6 +289,51 @@ class Recorder:
             o["cost"] = analytical_time(flops, read + new_bytes, self.device, self.precision)
         self._reap(j)
         return res
+
+    # ----- batch norm's running statistics -----
+    def _shadow(self, key) -> None:
+        """Give a running-statistics storage a working copy for this step (``clone``), which
+        batch norm then updates in place; ``flush`` writes it back with ``copy_`` at the end of
+        the step. Eager PyTorch updates the buffer itself; but then the batch norm could never
+        be recomputed (a rerun reads statistics it already overwrote, and would update them
+        twice), nor anything after it. The values are the same bits."""
+        if key in self.shadow:
+            return
+        base = self.cur[key]
+        m = {k: v for k, v in self.b.t[base]["meta"].items() if k in ("shape", "stride", "dtype", "storage_offset")}
+        self.shadow[key] = self._synthetic("aten.clone.default", [base], None, m, self.b.t[base]["name"] + ".work")
+
+    def flush(self) -> None:
+        """Write each working copy back over its buffer (end of a step)."""
+        for key, work in self.shadow.items():
+            base = self.cur[key]
+            self.cur[key] = self._synthetic("aten.copy_.default", [base, work], base, None,
+                                            self.b.t[base]["name"].split("@")[0])
+        self.shadow.clear()
+
+    def _synthetic(self, target: str, inputs: list[int], written: int | None, meta_out: dict | None, name: str) -> int:
+        """Record a clone (fresh output like ``meta_out``) or a copy_ over ``written``."""
+        bt = self.b.t[inputs[-1]]
+        nbytes = bt["bytes"]
+        meta = {"target": target, "args": [{"t": t} for t in inputs], "kwargs": {},
+                "outputs": [["arg", 0]] if written is not None else [[]], "phase": self.phase, "step": self.step,
+                "running_stats": True}
+        if written is not None:
+            meta["inplace"] = "args"
+        moved = 2 * nbytes
+        j = self.b.op(f"{target.split('.')[1]}.{len(self.b.o)}", target, inputs,
+                      analytical_time(0.0, moved, self.device, self.precision), 0.0, moved, False, meta)
+        if written is not None:
+            w = self.b.t[written]
+            m = {k: v for k, v in w["meta"].items() if k in ("shape", "stride", "dtype", "storage_offset")}
+            tid = self._new(w["bytes"], "buffer", j, f"{name}@{j}", m, inplace_of=written,
+                            key=self.storage_of[written])
+            self.b.o[j]["mutated"].append(tid)
+        else:
+            tid = self._new(nbytes, "other", j, f"{name}@{j}", dict(meta_out))
+        self.b.o[j]["outputs"].append(tid)
+        self.counts[target] = self.counts.get(target, 0) + 1
+        return tid
 
     def _reap(self, j: int) -> None:
         """Note the storages eager PyTorch released by now (their last handle is gone)."""
