@@ -173,9 +173,9 @@ def _describe(name: str, rec, exc: BaseException) -> str:
     src = next((f for f in reversed(frames) if "/torch/" not in f.filename.replace("\\", "/")
                 and "/planner/" not in f.filename.replace("\\", "/")), None)
     where = f" at {src.filename.rsplit('/', 1)[-1]}:{src.lineno}" if src else ""
-    last = rec.b.o[-1]["target"] if rec.b.o else "(none)"
+    op = f" in op {rec.current}" if rec.current else ""
     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return f"capture of {name} failed{where} (last op recorded: {last}): {type(exc).__name__}: {msg}"[:600]
+    return f"capture of {name} failed{op}{where}: {type(exc).__name__}: {msg}"[:600]
 
 
 def capture_objects(model, batch, loss_fn=None, optimizer=None, steps: int = 1, *, name: str = "model",

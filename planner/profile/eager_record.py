@@ -66,6 +66,7 @@ class Recorder:
         self.first_tid: dict[Any, int] = {}    # StorageWeakRef -> tensor id that created the storage
         self.shadow: dict[Any, int] = {}       # running-statistics storage -> its working copy this step
         self.phase = "fwd"
+        self.current: str | None = None        # aten op being dispatched
         self.step = 0
         self.rng = 0
         self.counts: dict[str, int] = {}       # aten target -> ops recorded
@@ -199,8 +200,11 @@ class Recorder:
         from torch.utils._pytree import tree_flatten_with_path
 
         target = str(func)
+        self.current = target  # named by the error message if this op fails
         if not target.startswith("aten.") or target in _NOT_RECORDED:
-            return func(*args, **kwargs)
+            res = func(*args, **kwargs)
+            self.current = None
+            return res
         written = self._written(func, args, kwargs)
         if target in _UNANNOTATED_WRITES:
             for _, x in written:
@@ -233,6 +237,7 @@ class Recorder:
         written_objs = {id(w[4]) for w in w_info}
         fresh_out = [(p, v) for p, v in tensors if id(v) not in written_objs]
         if not w_info and not fresh_out:
+            self.current = None
             return res
         random = torch.Tag.nondeterministic_seeded in func.tags
         meta: dict[str, Any] = {"target": target, "args": enc_args, "kwargs": enc_kwargs, "outputs": [],
@@ -288,6 +293,7 @@ class Recorder:
             o["flops"], o["bytes_moved"] = flops, read + new_bytes
             o["cost"] = analytical_time(flops, read + new_bytes, self.device, self.precision)
         self._reap(j)
+        self.current = None
         return res
 
     # ----- batch norm's running statistics -----
