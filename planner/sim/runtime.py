@@ -139,16 +139,25 @@ class Runtime:
         for t in T:
             if t.producer is None:
                 unrec[t.id] = overwritten_at.get(t.id, INF)
-        for op in g.ops:
-            u = min((unrec[x] for x in op.inputs), default=INF)
-            for o in op.outputs:
-                unrec[o] = u
         last = self.last
         req = g.required_set
         ok = bytearray(len(T))
+        # An input that is never evicted is simply there until it is overwritten or released:
+        # a recompute can read it until then (its own recipe does not matter). Without this, a
+        # second training step (reading parameters updated in place by the first) had nothing
+        # evictable.
+        end = [INF] * len(T)
         for t in T:
-            if t.producer is not None and t.id not in req and unrec[t.id] >= last[t.id]:
-                ok[t.id] = 1
+            if t.producer is None:
+                end[t.id] = overwritten_at.get(t.id, INF)
+        for op in g.ops:
+            u = min((end[x] if not ok[x] else unrec[x] for x in op.inputs), default=INF)
+            for o in op.outputs:
+                unrec[o] = u
+                if T[o].id not in req and u >= last[o]:
+                    ok[o] = 1
+                else:
+                    end[o] = min(overwritten_at.get(o, INF), INF if o in req or last[o] < 0 else last[o])
         return ok
 
     def _dies_at(self) -> list[list[int]]:
