@@ -79,10 +79,11 @@ def capture_model(name: str, batch: int | None = None, optimizer: str = "sgd",
         raise UserError(f"unknown capture route {capture!r}; use eager or aot")
     if steps != 1:
         raise UserError("--steps needs --capture eager (the aot route captures one step)")
-    capture = capture_aot
-    return capture(lambda: build_model(name, batch, seed), name=name, optimizer=optimizer,
-                   device_profile=device_profile, precision=precision, dtype=spec.dtype,
-                   measure=measure, meta=meta)
+    from .models import functional_spelling
+    with functional_spelling():
+        return capture_aot(lambda: build_model(name, batch, seed), name=name, optimizer=optimizer,
+                           device_profile=device_profile, precision=precision, dtype=spec.dtype,
+                           measure=measure, meta=meta)
 
 
 def _capture_eager(name, spec, batch, optimizer, device_profile, precision, measure, seed, steps, meta):

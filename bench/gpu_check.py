@@ -1,0 +1,104 @@
+"""Execute the coop and exact plans of unet and bert-large at ratio 0.5 on CUDA (the eager
+graphs, profiles/eager/) and print, per plan: torch.cuda.max_memory_allocated during the plan's
+step against the budget, the plan's step time against eager PyTorch's, and whether the values
+equal eager PyTorch's bitwise (else the largest difference).
+
+    bash bench/gpu_check.sh                      # on the GPU machine (plans already made)
+    python bench/gpu_check.py --make-plans       # here, on CPU: solve and write the plans
+
+The plans are made beforehand (exact needs minutes on bert-large), validated, and kept in
+results/gpu-check/plans/; the GPU run only executes them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PLANS = ROOT / "results" / "gpu-check" / "plans"
+CELLS = [("unet", "coop"), ("unet", "exact"), ("bert-large", "coop"), ("bert-large", "exact")]
+RATIO = 0.5
+
+
+def _graph(model: str):
+    from planner.models import load_model
+    return load_model(f"eager/{model}")
+
+
+def make_plans(time_limit: float) -> None:
+    import planner
+    PLANS.mkdir(parents=True, exist_ok=True)
+    for model, method in CELLS:
+        g = _graph(model)
+        t0 = time.perf_counter()
+        res = planner.solve(g, ratio=RATIO, method=method, time_limit=time_limit)
+        dt = time.perf_counter() - t0
+        line = f"{model} {method} {RATIO}: {res.status} in {dt:.0f} s"
+        if res.has_plan:
+            res.plan.save(str(PLANS / f"{model}-{method}-{RATIO}.json"))
+            line += f", overhead {res.validation['overhead'] * 100:.2f}%" if res.validation else ""
+        print(line + (f" ({res.message})" if res.message else ""), flush=True)
+
+
+def check(repeats: int) -> int:
+    import torch
+
+    import planner
+    from planner.plan import Plan
+
+    if not torch.cuda.is_available():
+        print("no CUDA device: this check needs a GPU")
+        return 2
+    print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+    failed = 0
+    for model, method in CELLS:
+        path = PLANS / f"{model}-{method}-{RATIO}.json"
+        if not path.exists():
+            print(f"{model} {method}: no plan at {path} (run --make-plans)")
+            failed += 1
+            continue
+        g = _graph(model)
+        plan = Plan.load(str(path))
+        t0 = time.perf_counter()
+        rep = planner.execute(plan, g, device="cuda", repeats=0)
+        # execute() resets the peak statistics right before its unchecked run of the plan
+        peak = torch.cuda.max_memory_allocated()
+        timed = planner.execute(plan, g, device="cuda", repeats=repeats)
+        values = rep.checks[0]
+        print(f"{model} {method} {RATIO}: budget {plan.budget / 2**30:.2f} GiB, max_memory_allocated "
+              f"{peak / 2**30:.2f} GiB ({peak / plan.budget:.3f} of the budget; arena {rep.arena_bytes / 2**30:.2f} GiB "
+              f"+ at most {rep.outside_peak / 2**20:.0f} MiB outside it)")
+        vs = timed.step_seconds / timed.eager_seconds if timed.step_seconds and timed.eager_seconds else float("nan")
+        print(f"  time: plan {timed.step_seconds * 1e3:.1f} ms, eager {timed.eager_seconds * 1e3:.1f} ms "
+              f"({vs:.2f}x), predicted overhead {rep.predicted_overhead * 100:.1f}%, {rep.recomputations} recomputations")
+        print(f"  values: {'PASS' if values.passed else 'FAIL'} {values.detail}; "
+              f"bitwise: {'yes' if 'bitwise' in values.detail else 'no'}")
+        for c in rep.checks[1:]:
+            print(f"  {'PASS' if c.passed else 'FAIL'} {c.name}: {c.detail}")
+        print(f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
+        failed += not rep.passed
+        del rep, timed
+        torch.cuda.empty_cache()
+    print(json.dumps({"failed": failed}))
+    return 1 if failed else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--make-plans", action="store_true", help="solve and save the plans (CPU)")
+    ap.add_argument("--time-limit", type=float, default=300.0, help="--make-plans: seconds per solve")
+    ap.add_argument("--repeats", type=int, default=2, help="timed steps of the plan and of eager PyTorch")
+    a = ap.parse_args()
+    if a.make_plans:
+        make_plans(a.time_limit)
+        return 0
+    return check(a.repeats)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
