@@ -1,5 +1,4 @@
-"""Execute the coop and exact plans of unet and bert-large at ratio 0.5 on CUDA (the eager
-graphs, profiles/eager/) and print, per plan: torch.cuda.max_memory_allocated during the plan's
+"""Execute the coop and exact plans of unet and bert-large at ratio 0.5 on CUDA and print, per plan: torch.cuda.max_memory_allocated during the plan's
 step against the budget, the plan's step time against eager PyTorch's, and whether the values
 equal eager PyTorch's bitwise (else the largest difference).
 
@@ -7,7 +6,11 @@ equal eager PyTorch's bitwise (else the largest difference).
     python bench/gpu_check.py --make-plans       # here, on CPU: solve and write the plans
 
 The plans are made beforehand (exact needs minutes on bert-large), validated, and kept in
-results/gpu-check/plans/; the GPU run only executes them.
+results/gpu-check/plans/; the GPU run only executes them. The four cells use the aot graphs
+(profiles/): the eager graphs record the CPU op stream (fake tensors on a CPU-only torch:
+``native_batch_norm`` where CUDA runs cuDNN's, dropout as ``bernoulli_`` where CUDA runs one
+``native_dropout``, which draws other random numbers, so bert-large's masks would differ). A
+fifth cell runs eager unet's coop plan (no dropout) if time is left.
 """
 from __future__ import annotations
 
@@ -21,26 +24,31 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 PLANS = ROOT / "results" / "gpu-check" / "plans"
-CELLS = [("unet", "coop"), ("unet", "exact"), ("bert-large", "coop"), ("bert-large", "exact")]
+CELLS = [("unet", "coop", ""), ("unet", "exact", ""), ("bert-large", "coop", ""), ("bert-large", "exact", ""),
+         ("unet", "coop", "eager/")]
 RATIO = 0.5
 
 
-def _graph(model: str):
+def _graph(name: str):
     from planner.models import load_model
-    return load_model(f"eager/{model}")
+    return load_model(name)
+
+
+def _path(model: str, method: str, route: str) -> Path:
+    return PLANS / f"{route.replace('/', '-')}{model}-{method}-{RATIO}.json"
 
 
 def make_plans(time_limit: float) -> None:
     import planner
     PLANS.mkdir(parents=True, exist_ok=True)
-    for model, method in CELLS:
-        g = _graph(model)
+    for model, method, route in CELLS:
+        g = _graph(route + model)
         t0 = time.perf_counter()
         res = planner.solve(g, ratio=RATIO, method=method, time_limit=time_limit)
         dt = time.perf_counter() - t0
-        line = f"{model} {method} {RATIO}: {res.status} in {dt:.0f} s"
+        line = f"{route}{model} {method} {RATIO}: {res.status} in {dt:.0f} s"
         if res.has_plan:
-            res.plan.save(str(PLANS / f"{model}-{method}-{RATIO}.json"))
+            res.plan.save(str(_path(model, method, route)))
             line += f", overhead {res.validation['overhead'] * 100:.2f}%" if res.validation else ""
         print(line + (f" ({res.message})" if res.message else ""), flush=True)
 
@@ -56,8 +64,9 @@ def check(repeats: int) -> int:
         return 2
     print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     failed = 0
-    for model, method in CELLS:
-        path = PLANS / f"{model}-{method}-{RATIO}.json"
+    for model, method, route in CELLS:
+        path = _path(model, method, route)
+        model = route + model
         if not path.exists():
             print(f"{model} {method}: no plan at {path} (run --make-plans)")
             failed += 1
