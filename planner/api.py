@@ -55,6 +55,8 @@ def solve(graph: Graph, ratio: float | None = None, budget: int | None = None, m
 def validate(graph: Graph, plan: Plan):
     """The independent validator's report (``.valid``, ``.violations``, ``.peak_bytes``, ``.overhead``)."""
     from .validator import validate as check
+    if plan is None:
+        raise UserError("no plan to validate (the solve found none: see Result.status and .message)")
     if plan.graph_hash != graph.hash:
         raise UserError(f"plan is for graph {plan.graph_hash}, this graph is {graph.hash}")
     return check(graph, plan)
@@ -69,6 +71,8 @@ def execute(plan: Plan, graph: Graph, model=None, batch=None, loss_fn: Callable 
     from .executor.checks import execute as run
     from .executor.user import ModelSource
 
+    if plan is None:
+        raise UserError("no plan to execute (the solve found none: see Result.status and .message)")
     source = None
     if model is not None:
         if batch is None:

@@ -43,3 +43,32 @@ def test_steps_cli_rejects_bad_values(capsys, tmp_path):
     err = capsys.readouterr().err
     assert "--steps must be at least 1" in err and "--steps needs --capture eager" in err
     assert not list(tmp_path.iterdir())
+
+
+TINY = ["resnet50-tiny", "unet-tiny", "densenet121-tiny", "inception-v3-tiny", "bert-large-tiny",
+        "gpt3-2.7b-tiny", "swin-t-tiny", "bilstm-tiny"]
+
+
+@pytest.mark.parametrize("name", TINY)
+def test_checked_in_eager_profile_is_fresh(name):
+    from planner.models import load_model
+    assert capture_model(name, capture="eager").hash == load_model(f"eager/{name}").hash
+
+
+def test_resnet50_eager_graph_holds_eager_in_place_ops():
+    """torchvision's Bottleneck: relu_ after bn1, bn2 and the sum; `out += identity`; batch
+    norm updating running statistics (on the step's working copy, written back at the end)."""
+    from planner.models import load_model
+    g = load_model("eager/resnet50")
+    fwd = [o for o in g.ops if o.meta["phase"] == "fwd"]
+    count = lambda t: sum(1 for o in fwd if o.target == t)  # noqa: E731
+    blocks, bns = 16, 53
+    assert count("aten.relu_.default") == 1 + 3 * blocks
+    residual = [o for o in fwd if o.target == "aten.add_.Tensor" and g.tensors[o.inputs[0]].producer is not None
+                and not g.ops[g.tensors[o.inputs[0]].producer].meta.get("running_stats")]
+    assert len(residual) == blocks
+    bn = [o for o in fwd if o.target == "aten.native_batch_norm.default"]
+    assert len(bn) == bns and all(len(o.mutated) == 2 for o in bn)
+    writeback = [o for o in g.ops if o.target == "aten.copy_.default" and o.meta.get("running_stats")]
+    assert len(writeback) == 2 * bns
+    assert all(g.tensors[o.mutated[0]].inplace_of is not None for o in writeback)
