@@ -54,7 +54,7 @@ def exec_mut(self, c, args: list, kwargs: dict, env: list, check: bool) -> int:
         node: Any = args if path[0] == "arg" else kwargs
         for p in path[1:-1]:
             node = node[p]
-        node[path[-1]] = base if view is None else base.as_strided(*view)
+        node[path[-1]] = base if view is None else base.as_strided(view[0], view[1], base.storage_offset() + view[2])
         bases.append(base)
     temp = 0
     if c.ov is not None:

@@ -212,6 +212,8 @@ class Program:
                      m.get("rng") if op.random else None)
         if all(T[t].alias_of is not None for t in op.outputs):
             c.mode = VIEW
+            if m.get("refresh"):  # eager capture: its offset counts from the base's first element
+                c.fn = _relative_as_strided
         elif m.get("inplace") == "args":
             from .mutate import compile_mut
             compile_mut(self, c, m, outs)
@@ -233,15 +235,18 @@ class Program:
             c.mode = CONVB
             c.ov = out_variant(op.target)
         elif (all(s is not None for _, _, s, _ in outs) and (ov := out_variant(op.target)) is not None
-              and len(outs) == len(ov.out_names)):
+              and (len(outs) == len(ov.out_names) or _list_out(fn, ov, outs))):
             # (a functional return that is None, e.g. an unused bias gradient, has no out= form:
             # the out= wrappers insist on a defined result for every out argument)
             c.mode, c.ov = OUT, ov
             # the out= call's arguments with the (static) slots already in: only inputs are
             # filled per run, which keeps the per-op Python cost close to eager's dispatch
             a, kw = out_call_args(ov, list(ap.args), dict(ap.kwargs))
-            for t, path, slot, _ in outs:
-                kw[ov.out_names[path[0] if path else 0]] = slot
+            if len(outs) != len(ov.out_names) or _list_out(fn, ov, outs):  # foreach: one list of slots
+                kw[ov.out_names[0]] = [slot for _, _, slot, _ in outs]
+            else:
+                for t, path, slot, _ in outs:
+                    kw[ov.out_names[path[0] if path else 0]] = slot
             if len(ov.keep) == len(ov.names):
                 c.outcall = ArgPlan(tuple(a), kw, ap.arg_fills, ap.kw_fills)
             else:  # factory ops: everything by keyword
@@ -444,6 +449,16 @@ class Program:
             else:
                 env[t] = v  # a view output of a mixed op
         return temp
+
+
+def _list_out(fn, ov, outs) -> bool:
+    """A list-returning op (``_foreach_sqrt``) whose out= form takes one list: outputs 0..n-1."""
+    return (len(ov.out_names) == 1 and str(fn._schema.returns[0].type) == "List[Tensor]"
+            and [p for _, p, _, _ in outs] == [(i,) for i in range(len(outs))])
+
+
+def _relative_as_strided(base, size, stride, offset):
+    return base.as_strided(size, stride, base.storage_offset() + offset)
 
 
 def _written_arg(fn) -> int:

@@ -123,7 +123,7 @@ class Recorder:
             raise UserError(f"cannot capture: a {x.dtype} view of a "
                             f"{self.b.t[base]['meta']['dtype']} storage is read after that storage was written")
         target = "aten.as_strided.default"
-        args = [{"t": base}, list(x.shape), list(x.stride()), int(x.storage_offset())]
+        args = [{"t": base}, list(x.shape), list(x.stride()), self._rel_offset(x, base)]
         meta = {"target": target, "args": args, "kwargs": {}, "outputs": [[]], "phase": self.phase,
                 "step": self.step, "refresh": True}
         j = self.b.op(f"refresh.{len(self.b.o)}", target, [base], 0.0, 0.0, 0, False, meta)
@@ -131,6 +131,11 @@ class Recorder:
         self.b.o[j]["outputs"].append(tid)
         self.known[x] = (tid, base)
         return tid
+
+    def _rel_offset(self, x, base: int) -> int:
+        """x's storage offset counted from its base version's first element (the executor's
+        base lives somewhere in the arena, so only this difference carries over)."""
+        return int(x.storage_offset()) - int(self.b.t[base]["meta"].get("storage_offset", 0))
 
     def _const(self, x) -> int:
         if x.numel() > _MAX_CONST_ELEMENTS:
@@ -223,7 +228,7 @@ class Recorder:
             ref = _get(enc_args, enc_kwargs, path)
             ref["t"] = base
             if _meta_layout(self.b.t[base]["meta"]) != _layout(x):
-                ref["view"] = [list(x.shape), list(x.stride()), int(x.storage_offset())]
+                ref["view"] = [list(x.shape), list(x.stride()), self._rel_offset(x, base)]
             reads.append(base)
         in_storages = {}
         for t in reads:
