@@ -7,7 +7,8 @@ raise ``CaptureError``, a ``UserError`` naming the module line or aten op that f
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .errors import UserError
 from .graph import Graph

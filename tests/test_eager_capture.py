@@ -58,7 +58,7 @@ def test_records_the_in_place_ops_eager_runs(graph):
 
 
 def test_capture_leaves_the_objects_alone(objects, graph):
-    model, batch, loss_fn, opt = objects
+    model, _batch, _loss_fn, opt = objects
     assert all(p.grad is None for p in model.parameters())
     assert not opt.state
     assert all(type(p) is torch.nn.Parameter and not isinstance(p, torch._subclasses.FakeTensor)
@@ -85,8 +85,8 @@ def test_profile_module_then_solve_and_execute(tmp_path):
     g = tmp_path / "g.json.gz"
     plan = tmp_path / "p.json"
     env = {**os.environ, "PYTHONPATH": ROOT}
-    run = lambda *a: subprocess.run([sys.executable, "-m", "planner", *a], cwd=ROOT, env=env,  # noqa: E731
-                                    capture_output=True, text=True, timeout=300)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "planner", *a], cwd=ROOT, env=env,
+                                    capture_output=True, text=True, timeout=300, check=False)
     r = run("profile", "--module", "tests.eager_model:factory", "--out", str(g))
     assert r.returncode == 0, r.stderr
     r = run("solve", "--graph", str(g), "--ratio", "0.5", "--method", "coop", "--out", str(plan))
@@ -142,7 +142,7 @@ class _ViewWrites(torch.nn.Module):
         return h.sum() + w.sum() * 0.5
 
 
-@pytest.mark.parametrize("opt_kw", [dict(foreach=False), dict(foreach=True), dict(fused=True)])
+@pytest.mark.parametrize("opt_kw", [{"foreach": False}, {"foreach": True}, {"fused": True}])
 def test_writes_through_views_and_foreach_fused_optimizers(opt_kw):
     torch.manual_seed(0)
     for model, batch in ((_ViewWrites(), torch.randn(3, 4)),

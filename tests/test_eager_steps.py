@@ -61,7 +61,7 @@ def test_resnet50_eager_graph_holds_eager_in_place_ops():
     from planner.models import load_model
     g = load_model("eager/resnet50")
     fwd = [o for o in g.ops if o.meta["phase"] == "fwd"]
-    count = lambda t: sum(1 for o in fwd if o.target == t)  # noqa: E731
+    count = lambda t: sum(1 for o in fwd if o.target == t)
     blocks, bns = 16, 53
     assert count("aten.relu_.default") == 1 + 3 * blocks
     residual = [o for o in fwd if o.target == "aten.add_.Tensor" and g.tensors[o.inputs[0]].producer is not None

@@ -11,7 +11,8 @@ from __future__ import annotations
 import copy
 import importlib
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import UserError
 from ..graph import Graph

@@ -25,7 +25,8 @@ Replay recipe of the eager route (``Graph.meta['capture'] == "eager"``; the aot 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..addrspace import align_up
 from ..errors import UserError
@@ -99,7 +100,7 @@ def record(model, batch: tuple, loss_fn: Callable | None, opt, steps: int, *, na
         raise
     except UserError as exc:  # the recorder's and the step's own one-line messages
         raise CaptureError(f"capture of {name}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - anything the model raises becomes one line
+    except Exception as exc:
         raise CaptureError(_describe(name, rec, exc)) from exc
     finally:
         fake_log.setLevel(old_level)

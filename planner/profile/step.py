@@ -2,7 +2,8 @@
 runs it (the two must run the very same calls for the values to agree bit for bit)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import UserError
 
