@@ -52,7 +52,9 @@ TINY = ["resnet50-tiny", "unet-tiny", "densenet121-tiny", "inception-v3-tiny", "
 @pytest.mark.parametrize("name", TINY)
 def test_checked_in_eager_profile_is_fresh(name):
     from planner.models import load_model
-    assert capture_model(name, capture="eager").hash == load_model(f"eager/{name}").hash
+    g = load_model(f"eager/{name}")
+    assert capture_model(name, capture="eager").hash == g.hash
+    assert g.name == f"eager/{name}" and g.meta["model"] == name  # plans find it by name
 
 
 def test_resnet50_eager_graph_holds_eager_in_place_ops():

@@ -108,5 +108,6 @@ def _capture_eager(name, spec, batch, optimizer, device_profile, precision, meas
     with FakeTensorMode():
         model, inputs = build_model(name, batch, seed)
         opt = make_optimizer(Recipe(name, batch, seed, opt_meta), model)
-        return record(model, inputs, first_output, opt, steps, name=name, device_profile=device_profile,
-                      precision=precision, meta={**meta, "dtype": spec.dtype, "optimizer": opt_meta})
+        # named like its file (profiles/eager/NAME), so that plans find their graph by name
+        return record(model, inputs, first_output, opt, steps, name=f"eager/{name}", device_profile=device_profile,
+                      precision=precision, meta={**meta, "model": name, "dtype": spec.dtype, "optimizer": opt_meta})
