@@ -152,3 +152,24 @@ def test_writes_through_views_and_foreach_fused_optimizers(opt_kw):
         res = planner.solve(g, ratio=1.0, method="none")
         rep = planner.execute(res.plan, g, model, batch, optimizer=opt, device="cpu")
         assert rep.passed, [c.detail for c in rep.checks if not c.passed]
+
+
+def test_an_op_the_executor_cannot_replay_is_a_capture_error():
+    @torch.library.custom_op("planner_test::twice", mutates_args=())
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    @twice.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 3)
+
+        def forward(self, x):
+            return twice(self.lin(x)).sum()
+
+    with pytest.raises(planner.CaptureError, match="planner_test.twice.default is not an aten op"):
+        planner.capture(M(), torch.randn(2, 3))

@@ -99,7 +99,8 @@ def record(model, batch: tuple, loss_fn: Callable | None, opt, steps: int, *, na
     except CaptureError:
         raise
     except UserError as exc:  # the recorder's and the step's own one-line messages
-        raise CaptureError(f"capture of {name}: {exc}") from None
+        op = f" in op {rec.current}" if rec.current else ""
+        raise CaptureError(f"capture of {name}{op}: {exc}") from None
     except Exception as exc:
         raise CaptureError(_describe(name, rec, exc)) from exc
     finally:

@@ -36,6 +36,8 @@ _UNANNOTATED_WRITES = {
 #: into the arguments of the ops that use it) or ask for metadata.
 _NOT_RECORDED = {"aten._local_scalar_dense.default", "aten.is_same_size.default",
                  "aten.is_nonzero.default", "aten.equal.default"}
+#: Namespaces of calls that compute nothing (device queries, profiler ranges).
+_PASSTHROUGH = frozenset({"prim", "profiler"})
 _MAX_CONST_ELEMENTS = 64  # real tensors in the step (torch.tensor(...) literals) kept as values
 
 _VERSION_KIND = {"param": "param_update", "param_update": "param_update", "buffer": "buffer",
@@ -206,7 +208,13 @@ class Recorder:
 
         target = str(func)
         self.current = target  # named by the error message if this op fails
-        if not target.startswith("aten.") or target in _NOT_RECORDED:
+        if not target.startswith("aten."):
+            if target.split(".")[0] not in _PASSTHROUGH:
+                raise UserError(f"op {target} is not an aten op: the executor could not replay it")
+            res = func(*args, **kwargs)
+            self.current = None
+            return res
+        if target in _NOT_RECORDED:
             res = func(*args, **kwargs)
             self.current = None
             return res
