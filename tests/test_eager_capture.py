@@ -77,6 +77,11 @@ def test_plan_runs_bitwise_equal_to_eager(objects, graph, method, ratio):
     assert "bitwise" in rep.checks[0].detail
     assert rep.recomputations > 0
     assert rep.measured_peak <= res.plan.budget
+    if method == "coop":  # in-place ops recomputed (and checked bitwise): relu_, batch norm, dropout's bernoulli_
+        from planner.plan import COMPUTE
+        ran = [s.ref for s in res.plan.steps if s.kind == COMPUTE]
+        again = {graph.ops[j].target for k, j in enumerate(ran) if j in ran[:k]}
+        assert {"aten.relu_.default", "aten.native_batch_norm.default", "aten.bernoulli_.float"} <= again
     for k, v in model.state_dict().items():  # the user's model is untouched
         assert torch.equal(v, before[k])
 
