@@ -60,6 +60,7 @@ def check(repeats: int) -> int:
     import torch
 
     import planner
+    from planner.executor.checks import execute
     from planner.plan import Plan
 
     if not torch.cuda.is_available():
@@ -80,7 +81,7 @@ def check(repeats: int) -> int:
         rep = planner.execute(plan, g, device="cuda", repeats=0)
         # execute() resets the peak statistics right before its unchecked run of the plan
         peak = torch.cuda.max_memory_allocated()
-        timed = planner.execute(plan, g, device="cuda", repeats=repeats)
+        timed = execute(g, plan, "cuda", repeats=repeats, baseline=False)  # plan and eager only
         values = rep.checks[0]
         print(f"{model} {method} {ratio}: budget {plan.budget / 2**30:.2f} GiB, max_memory_allocated "
               f"{peak / 2**30:.2f} GiB ({peak / plan.budget:.3f} of the budget; arena {rep.arena_bytes / 2**30:.2f} GiB "
