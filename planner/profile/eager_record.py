@@ -237,7 +237,8 @@ class Recorder:
             ref["t"] = base
             if _meta_layout(self.b.t[base]["meta"]) != _layout(x):
                 ref["view"] = [list(x.shape), list(x.stride()), self._rel_offset(x, base)]
-            reads.append(base)
+        if w_info:  # what the recipe references after the rewrite (a written view is not read itself)
+            reads = _refs([enc_args, list(enc_kwargs.values())], [])
         in_storages = {}
         for t in reads:
             k = self.storage_of[self.root[t]]
@@ -377,6 +378,16 @@ def _get(args: list, kwargs: dict, path: list) -> dict:
     for p in path[1:]:
         node = node[p]
     return node
+
+
+def _refs(a: Any, out: list[int]) -> list[int]:
+    """Tensor ids referenced by an encoded argument, in order."""
+    if isinstance(a, dict) and "t" in a:
+        out.append(a["t"])
+    elif isinstance(a, list):
+        for x in a:
+            _refs(x, out)
+    return out
 
 
 def _view_bytes(m: dict) -> int:
