@@ -74,3 +74,17 @@ def test_resnet50_eager_graph_holds_eager_in_place_ops():
     writeback = [o for o in g.ops if o.target == "aten.copy_.default" and o.meta.get("running_stats")]
     assert len(writeback) == 2 * bns
     assert all(g.tensors[o.mutated[0]].inplace_of is not None for o in writeback)
+
+
+@pytest.mark.parametrize("name", ["bert-large-tiny", "gpt3-2.7b-tiny", "swin-t-tiny", "bilstm-tiny",
+                                  "densenet121-tiny", "inception-v3-tiny"])
+def test_eager_zoo_graph_executes_bitwise(name):
+    """Every checked-in eager graph (tied embeddings, attention, LSTM cells, concatenations)
+    replays under a coop plan equal to eager PyTorch, rebuilt from its recipe."""
+    from planner.models import load_model
+    g = load_model(f"eager/{name}")
+    res = planner.solve(g, ratio=1.0, method="coop")
+    assert res.has_plan, res.message
+    rep = planner.execute(res.plan, g, device="cpu")
+    assert rep.passed, [c.detail for c in rep.checks if not c.passed]
+    assert "bitwise" in rep.checks[0].detail
