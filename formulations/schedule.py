@@ -99,6 +99,12 @@ def lifetimes(p: RematProblem, seq: list[int]) -> Lifetimes | None:
         for v in p.outs[k]:
             if _is_view(p, v) or V[v].in_resident:
                 b = V[v].base
+                if V[v].in_resident and not _is_view(p, v):
+                    # a second in-place write over a resident (Adam's v.mul_().addcmul_(), a
+                    # weight decay then the update) overwrites the first version: it is gone, not freed
+                    gone = p.value_of.get(p.graph.tensors[V[v].tensor].inplace_of)
+                    if gone is not None and gone in cur:
+                        cur.pop(gone)
                 if b is None:
                     cur[v] = -1  # view of / in place over a resident storage: no block of ours
                 elif b in cur:

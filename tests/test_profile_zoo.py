@@ -142,9 +142,10 @@ def _refs(a, out):
     return out
 
 
-@pytest.mark.parametrize("name", sorted(ZOO))
+@pytest.mark.parametrize("name", sorted(ZOO) + [f"eager/{n}" for n in sorted(ZOO)])
 def test_recipe_is_consistent_with_the_graph(name):
-    """Every op's recipe references exactly its inputs; outputs, RNG indices, residents bound."""
+    """Every op's recipe references exactly its inputs; outputs, RNG indices, residents bound
+    (both capture routes: profiles/ is aot, profiles/eager/ eager)."""
     g = load_model(name)
     rng = 0
     for op in g.ops:
@@ -157,8 +158,8 @@ def test_recipe_is_consistent_with_the_graph(name):
             assert m["rng"] == rng
             rng += 1
         if op.mutated:
-            assert m["inplace"] in ("native", "copy")
+            assert m["inplace"] in ("native", "copy", "args")
     for t in g.tensors:
         assert {"shape", "stride", "dtype"} <= set(t.meta)
         if t.producer is None:
-            assert t.meta["bind"].split(":")[0] in ("param", "buffer", "batch", "state")
+            assert t.meta["bind"].split(":")[0] in ("param", "buffer", "batch", "state", "const")

@@ -14,9 +14,13 @@ log = logging.getLogger(__name__)
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("profile", help="capture a zoo model's training step (fake tensors) into a graph file")
-    p.add_argument("--model", required=True, help="zoo model name (see `planner list`)")
-    p.add_argument("--batch", type=int, help="batch size, >= 1 (default: the zoo's)")
+    p = sub.add_parser("profile", help="capture a model's training step (fake tensors) into a graph file")
+    p.add_argument("--model", help="zoo model name (see `planner list`)")
+    p.add_argument("--module", help="your model: pkg.module:factory, factory() -> (model, batch[, loss_fn[, optimizer]])")
+    p.add_argument("--capture", default="eager", choices=("eager", "aot"),
+                   help="eager: the ops eager PyTorch runs, in-place ops included (default); aot: aot_autograd's functional graph")
+    p.add_argument("--steps", type=int, default=1, help="training steps in one graph (eager capture; default 1)")
+    p.add_argument("--batch", type=int, help="batch size (default: the zoo's)")
     p.add_argument("--optimizer", default="sgd", help="none | sgd | adam (default sgd)")
     p.add_argument("--device-profile", default="a100-80gb", help="a100-80gb | h100 | h200 (default a100-80gb)")
     p.add_argument("--precision", help="fp32 | tf32 | bf16 peak to use (default: bf16 for bf16 models, else tf32)")
@@ -34,6 +38,16 @@ def _check(args) -> None:
     from ..profile.optim import OPTIMIZERS
     from ..profile.zoo import ZOO
 
+    if args.steps < 1:
+        raise UserError(f"--steps must be at least 1, got {args.steps}")
+    if bool(args.model) == bool(args.module):
+        raise UserError("give exactly one of --model NAME and --module pkg.module:factory")
+    if args.module:
+        if not args.out:
+            raise UserError("--module needs --out PATH")
+        if args.capture != "eager":
+            raise UserError("--module captures with --capture eager only")
+        return
     if args.model not in ZOO:
         raise UserError(f"unknown model {args.model!r}; zoo models: {', '.join(sorted(ZOO))}")
     if args.batch is not None and args.batch <= 0:
@@ -49,7 +63,8 @@ def _check(args) -> None:
 def _is_default(args) -> bool:
     from ..profile.zoo import ZOO
     return (args.batch in (None, ZOO[args.model].batch) and args.optimizer == "sgd" and args.seed == 0
-            and args.device_profile == "a100-80gb" and args.precision is None and not args.measure)
+            and args.device_profile == "a100-80gb" and args.precision is None and not args.measure
+            and args.steps == 1)
 
 
 def run(args) -> int:
@@ -62,11 +77,18 @@ def run(args) -> int:
     if out is None:
         if not _is_default(args):
             raise UserError("give --out PATH: non-default options would replace the checked-in profile")
-        out = str(PROFILES_DIR / f"{args.model}.json.gz")
+        # eager graphs sit in profiles/eager/ (load them as --model eager/NAME) beside the aot
+        # ones that the checked-in results and tests were made on
+        sub = "eager/" if args.capture == "eager" else ""
+        out = str(PROFILES_DIR / f"{sub}{args.model}.json.gz")
     check_out_path(out, suffixes=(".json", ".json.gz"))
     t0 = time.perf_counter()
-    g = capture_model(args.model, args.batch, args.optimizer, args.device_profile, args.precision,
-                      args.measure, args.seed)
+    if args.module:
+        from ..profile.eager import capture_module
+        g = capture_module(args.module, args.steps, args.seed, args.device_profile, args.precision)
+    else:
+        g = capture_model(args.model, args.batch, args.optimizer, args.device_profile, args.precision,
+                          args.measure, args.seed, args.capture, args.steps)
     seconds = time.perf_counter() - t0
     write_error = try_write(lambda: g.save(out), out)
     if write_error:

@@ -4,6 +4,8 @@
 - ``recipe``: reading the capture's replay recipe (targets, arguments, out= overloads, bindings).
 - ``replay``: a plan compiled into compute/free steps and run (checked or timed).
 - ``reference``: the eager PyTorch step for the same model, batch, seed and optimizer.
+- ``user``: the same for eager-captured graphs, from a user's module, batch and optimizer (or the
+  zoo / ``--module`` factory rebuilt); ``mutate``: ops writing their arguments in place.
 - ``checks``: ``execute(graph, plan, device)`` -> ``ExecReport`` with named checks and figures.
 - ``testplans``: plans made to exercise the executor (forced recomputation, colliding addresses).
 

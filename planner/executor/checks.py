@@ -223,22 +223,51 @@ def _plain_plan(g: Graph, alignment: int) -> Plan:
     raise ExecError("could not place the plain schedule for the baseline timing")
 
 
+class ZooSource:
+    """Where the values of an aot-captured zoo graph come from: the zoo recipe (model, batch,
+    seed, optimizer). ``planner.executor.user.ModelSource`` is the same for a user's objects."""
+
+    def __init__(self, g: Graph):
+        self.rec = recipe_of(g)
+        self.name = self.rec.model
+        self.names: list[str] = []
+
+    def reference(self, device: str) -> dict[str, Any]:
+        return eager_reference(self.rec, device)
+
+    def initial(self, g: Graph, device: str):
+        init, rng, self.names = _initial_values(g, self.rec, device)
+        return init, rng
+
+    def finals(self, g: Graph, env: list) -> dict[str, Any]:
+        return final_values(g, env, self.names)
+
+    def eager_runner(self, device: str):
+        return EagerRunner(self.rec, device)
+
+
 def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
-            baseline: bool = True, strict_memory: bool = False) -> ExecReport:
+            baseline: bool = True, strict_memory: bool = False, source: Any = None) -> ExecReport:
     """Run ``plan`` on ``g``'s model with real tensors; check it and time it (``repeats`` timed
-    runs each of the plan, the plain schedule and eager PyTorch; 0 = checks only)."""
+    runs each of the plan, the plain schedule and eager PyTorch; 0 = checks only). ``source``
+    gives the model's values (default: the graph's own recipe, zoo or ``--module`` factory)."""
     import torch
 
     from ..validator import validate
 
     device = check_device(device)
-    rec = recipe_of(g)
+    if source is None:
+        if g.meta.get("capture") == "eager":
+            from .user import source_from_recipe
+            source = source_from_recipe(g)
+        else:
+            source = ZooSource(g)
     if plan.graph_hash != g.hash:
         raise ExecError(f"plan is for graph {plan.graph_hash}, but {g.name}'s graph is {g.hash}")
     rep = validate(g, plan)
     sync = _sync(device)
-    ref = eager_reference(rec, device)
-    init, rng, grad_names = _initial_values(g, rec, device)
+    ref = source.reference(device)
+    init, rng = source.initial(g, device)
     prog = Program(g, plan, device)
     env = prog.reset(init, rng)
     try:
@@ -250,12 +279,12 @@ def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
             prog.mark = False
         else:
             stats = prog.run(env, check=True)
-        values = compare(ref, final_values(g, env, grad_names), device)
+        values = compare(ref, source.finals(g, env), device)
     except ExecError:
         raise
     except Exception as exc:  # noqa: BLE001 - corrupted values can make any op fail (bad indices, overlaps)
         msg = f"torch error while running the plan: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}"
-        return _failed_run(g, plan, device, rec, rep, msg)
+        return _failed_run(g, plan, device, source.name, rep, msg)
     del env
     checks = [values]
     checks.append(Check("recompute", not stats.recompute_mismatches,
@@ -311,13 +340,13 @@ def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
         runners: dict[str, Any] = {"plan": _PlanRunner(prog, init, rng)}
         if baseline:
             runners["plain"] = _PlanRunner(Program(g, _plain_plan(g, plan.alignment), device), init, rng)
-        runners["eager"] = EagerRunner(rec, device)
+        runners["eager"] = source.eager_runner(device)
         med = _time_interleaved(runners, repeats, sync)
         step_s, base_s, eager_s = med["plan"], med.get("plain"), med["eager"]
         del runners
     del prog
     return ExecReport(
-        device=device, model=rec.model, method=plan.method, budget=plan.budget,
+        device=device, model=source.name, method=plan.method, budget=plan.budget,
         planned_peak=rep.peak_bytes, measured_peak=measured, measured_all_peak=all_peak, arena_bytes=arena_bytes,
         outside_peak=outside, outside_ops=dict(stats.outside_ops), copy_temp_peak=stats.copy_temp_peak,
         rng_state_bytes=stats.rng_bytes, recomputations=stats.recomputations,
@@ -328,12 +357,12 @@ def execute(g: Graph, plan: Plan, device: str | None = None, repeats: int = 3,
     )
 
 
-def _failed_run(g: Graph, plan: Plan, device: str, rec: Recipe, rep, msg: str) -> ExecReport:
+def _failed_run(g: Graph, plan: Plan, device: str, model: str, rep, msg: str) -> ExecReport:
     """Report of a run that torch aborted: every check fails (none could be completed)."""
     checks = tuple(Check(n, False, msg if n == "values" else "not run: the plan did not run to the end")
                    for n in CHECKS)
     return ExecReport(
-        device=device, model=rec.model, method=plan.method, budget=plan.budget,
+        device=device, model=model, method=plan.method, budget=plan.budget,
         planned_peak=rep.peak_bytes, measured_peak=0, measured_all_peak=None, arena_bytes=plan.budget, outside_peak=0,
         outside_ops={}, copy_temp_peak=0, rng_state_bytes=0, recomputations=0,
         predicted_overhead=rep.overhead, measured_overhead=None, step_seconds=None,

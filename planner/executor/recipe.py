@@ -175,6 +175,9 @@ def resident_value(bind: str, model, inputs: tuple, device: str, meta: dict):
         return model.get_buffer(rest).detach()
     if kind == "batch":
         return inputs[int(rest)]
+    if kind == "const":
+        from .arena import torch_dtype
+        return torch.tensor(meta["value"], dtype=torch_dtype(meta["dtype"]), device=device).reshape(meta["shape"])
     if kind == "state":
         from .arena import torch_dtype
         return torch.zeros(meta["shape"], dtype=torch_dtype(meta["dtype"]), device=device)

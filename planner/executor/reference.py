@@ -37,7 +37,9 @@ def recipe_of(g: Graph) -> Recipe:
 def build(rec: Recipe, device: str):
     """(model, inputs) on ``device``; the default generator is left where building left it."""
     from ..profile.build import build_model
-    return build_model(rec.model, rec.batch, rec.seed, device)
+    from ..profile.models import functional_spelling
+    with functional_spelling():  # the aot route's graphs were captured from this spelling
+        return build_model(rec.model, rec.batch, rec.seed, device)
 
 
 def make_optimizer(rec: Recipe, model):

@@ -32,9 +32,12 @@ from .recipe import ArgPlan, arg_plan, out_call_args, out_variant, resolve_targe
 log = logging.getLogger(__name__)
 
 VIEW, INPLACE, OUT, COPY = "view", "inplace", "out", "copy"
+MUT = "mut"                          # eager capture: the op writes arguments in place (and may return fresh tensors)
 MARK = "plan_step"                   # profiler range around each compute step of a checked run
 BN, CONVB = "bn-out", "convb-out"   # ops whose out= form needs the arguments rearranged
 
+_UNINITIALISED = frozenset({"aten.empty.memory_format", "aten.empty_like.default", "aten.empty_strided.default",
+                            "aten.new_empty.default", "aten.new_empty_strided.default"})
 _BN_FUNCTIONAL = "aten._native_batch_norm_legit_functional.default"
 _CONV_BACKWARD = "aten.convolution_backward.default"
 
@@ -154,6 +157,8 @@ class _Compute:
     self_pos: int = 0                     # INPLACE: position of the written argument
     outcall: Any = None                   # OUT: ArgPlan of the out= call, slots included
     out_envs: tuple = ()                  # OUT: (tensor id, slot) to bind after the call
+    writes: tuple = ()                    # MUT: per written argument (tensor id, arg path, slot | None, old version, view | None)
+    fresh: tuple = ()                     # MUT: the other outputs, as in ``outs``
 
 
 class Program:
@@ -207,6 +212,11 @@ class Program:
                      m.get("rng") if op.random else None)
         if all(T[t].alias_of is not None for t in op.outputs):
             c.mode = VIEW
+            if m.get("refresh"):  # eager capture: its offset counts from the base's first element
+                c.fn = _relative_as_strided
+        elif m.get("inplace") == "args":
+            from .mutate import compile_mut
+            compile_mut(self, c, m, outs)
         elif m.get("inplace") == "native":
             if len(op.outputs) != 1:
                 raise ExecError(f"op {j} ({op.name}): native in-place op with {len(op.outputs)} outputs")
@@ -225,15 +235,18 @@ class Program:
             c.mode = CONVB
             c.ov = out_variant(op.target)
         elif (all(s is not None for _, _, s, _ in outs) and (ov := out_variant(op.target)) is not None
-              and len(outs) == len(ov.out_names)):
+              and (len(outs) == len(ov.out_names) or _list_out(fn, ov, outs))):
             # (a functional return that is None, e.g. an unused bias gradient, has no out= form:
             # the out= wrappers insist on a defined result for every out argument)
             c.mode, c.ov = OUT, ov
             # the out= call's arguments with the (static) slots already in: only inputs are
             # filled per run, which keeps the per-op Python cost close to eager's dispatch
             a, kw = out_call_args(ov, list(ap.args), dict(ap.kwargs))
-            for t, path, slot, _ in outs:
-                kw[ov.out_names[path[0] if path else 0]] = slot
+            if len(outs) != len(ov.out_names) or _list_out(fn, ov, outs):  # foreach: one list of slots
+                kw[ov.out_names[0]] = [slot for _, _, slot, _ in outs]
+            else:
+                for t, path, slot, _ in outs:
+                    kw[ov.out_names[path[0] if path else 0]] = slot
             if len(ov.keep) == len(ov.names):
                 c.outcall = ArgPlan(tuple(a), kw, ap.arg_fills, ap.kw_fills)
             else:  # factory ops: everything by keyword
@@ -303,7 +316,7 @@ class Program:
                 temp = self._marked(c, env, check)
             if not check:
                 continue
-            if c.mode in (COPY, CONVB):
+            if c.mode in (COPY, CONVB) or (c.mode == MUT and temp):
                 stats.outside_ops[c.target] = stats.outside_ops.get(c.target, 0) + 1
                 stats.copy_temp_peak = max(stats.copy_temp_peak, temp)
             outside = stats.rng_bytes + temp
@@ -335,8 +348,8 @@ class Program:
                 if slot is not None and (v.data_ptr() != slot.data_ptr() or v.stride() != slot.stride()
                                          or v.shape != slot.shape):
                     stats.placement_errors.append(f"op {c.op} output {t} ({T[t].name}) moved from its planned slot")
-                if T[t].alias_of is not None:
-                    continue  # a view's value is its base's
+                if T[t].alias_of is not None or c.target in _UNINITIALISED:
+                    continue  # a view's value is its base's; empty() has no value to reproduce
                 fp = fingerprint(v)
                 if t not in first:
                     first[t] = fp
@@ -392,6 +405,9 @@ class Program:
             env[c.outs[0][0]] = c.outs[0][2]
             env[c.outs[1][0]] = c.outs[1][2]
             return scratch.numel() * scratch.element_size()
+        if c.mode == MUT:
+            from .mutate import exec_mut
+            return exec_mut(self, c, args, kwargs, env, check)
         if c.mode == VIEW:
             res = c.fn(*args, **kwargs)
             for t, path, _, _ in c.outs:
@@ -433,6 +449,16 @@ class Program:
             else:
                 env[t] = v  # a view output of a mixed op
         return temp
+
+
+def _list_out(fn, ov, outs) -> bool:
+    """A list-returning op (``_foreach_sqrt``) whose out= form takes one list: outputs 0..n-1."""
+    return (len(ov.out_names) == 1 and str(fn._schema.returns[0].type) == "List[Tensor]"
+            and [p for _, p, _, _ in outs] == [(i,) for i in range(len(outs))])
+
+
+def _relative_as_strided(base, size, stride, offset):
+    return base.as_strided(size, stride, base.storage_offset() + offset)
 
 
 def _written_arg(fn) -> int:

@@ -62,15 +62,52 @@ def build_model(name: str, batch: int | None = None, seed: int = DEFAULT_SEED, d
 
 def capture_model(name: str, batch: int | None = None, optimizer: str = "sgd",
                   device_profile: str = "a100-80gb", precision: str | None = None,
-                  measure: bool = False, seed: int = DEFAULT_SEED):
-    """Capture zoo model ``name`` into a Graph (see planner.profile.capture)."""
-    from .capture import capture
+                  measure: bool = False, seed: int = DEFAULT_SEED, capture: str = "aot", steps: int = 1):
+    """Capture zoo model ``name`` into a Graph: ``capture`` "aot" (aot_autograd's functional
+    joint graph, ``planner.profile.capture``) or "eager" (the ops eager PyTorch runs,
+    ``planner.profile.eager``; ``steps`` training steps)."""
+    from .capture import capture as capture_aot
 
     spec = get_spec(name)
     batch = spec.batch if batch is None else batch
     if batch <= 0:
         raise UserError(f"batch must be positive, got {batch}")
     meta = {"batch": batch, "seed": seed, "inputs": input_shapes(spec, batch)}
-    return capture(lambda: build_model(name, batch, seed), name=name, optimizer=optimizer,
-                   device_profile=device_profile, precision=precision, dtype=spec.dtype,
-                   measure=measure, meta=meta)
+    if capture == "eager":
+        return _capture_eager(name, spec, batch, optimizer, device_profile, precision, measure, seed, steps, meta)
+    if capture != "aot":
+        raise UserError(f"unknown capture route {capture!r}; use eager or aot")
+    if steps != 1:
+        raise UserError("--steps needs --capture eager (the aot route captures one step)")
+    from .models import functional_spelling
+    with functional_spelling():
+        return capture_aot(lambda: build_model(name, batch, seed), name=name, optimizer=optimizer,
+                           device_profile=device_profile, precision=precision, dtype=spec.dtype,
+                           measure=measure, meta=meta)
+
+
+def _capture_eager(name, spec, batch, optimizer, device_profile, precision, measure, seed, steps, meta):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from ..executor.reference import Recipe, make_optimizer
+    from .devices import DEVICES, PRECISIONS, default_precision
+    from .eager import record
+    from .optim import OPTIMIZERS
+    from .step import first_output
+
+    if optimizer not in OPTIMIZERS or optimizer == "adam" and OPTIMIZERS["adam"].get("step", 1) != 1:
+        raise UserError(f"unknown optimizer {optimizer!r}; known: {', '.join(OPTIMIZERS)}")
+    if device_profile not in DEVICES:
+        raise UserError(f"unknown device profile {device_profile!r}; known: {', '.join(sorted(DEVICES))}")
+    precision = precision or default_precision(spec.dtype)
+    if precision not in PRECISIONS:
+        raise UserError(f"unknown precision {precision!r}; known: {', '.join(PRECISIONS)}")
+    if measure:
+        raise UserError("--measure is available for --capture aot only")
+    opt_meta = {"name": optimizer, **OPTIMIZERS[optimizer]}
+    with FakeTensorMode():
+        model, inputs = build_model(name, batch, seed)
+        opt = make_optimizer(Recipe(name, batch, seed, opt_meta), model)
+        # named like its file (profiles/eager/NAME), so that plans find their graph by name
+        return record(model, inputs, first_output, opt, steps, name=f"eager/{name}", device_profile=device_profile,
+                      precision=precision, meta={**meta, "model": name, "dtype": spec.dtype, "optimizer": opt_meta})

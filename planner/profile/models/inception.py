@@ -7,6 +7,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from . import inplace
+
 
 class Conv(nn.Module):
     def __init__(self, cin: int, cout: int, k, s=1, p=0) -> None:
@@ -14,9 +16,10 @@ class Conv(nn.Module):
         self.conv = nn.Conv2d(cin, cout, k, s, p, bias=False)
         self.bn = nn.BatchNorm2d(cout, eps=0.001)
         self.out = cout
+        self.inplace = inplace()
 
     def forward(self, x):
-        return F.relu(self.bn(self.conv(x)))
+        return F.relu(self.bn(self.conv(x)), inplace=self.inplace)  # torchvision's BasicConv2d
 
 
 def seq(*convs: Conv) -> nn.Sequential:

@@ -1,8 +1,11 @@
-"""ResNet-50 (He et al. 2016, torchvision's v1.5 layout: stride in the 3x3 conv)."""
+"""ResNet-50 (He et al. 2016, torchvision's v1.5 layout: stride in the 3x3 conv), written as
+torchvision writes it: ``ReLU(inplace=True)`` and the residual added in place (``out += identity``)."""
 from __future__ import annotations
 
 import torch.nn as nn
 import torch.nn.functional as F
+
+from . import inplace
 
 
 class Bottleneck(nn.Module):
@@ -20,19 +23,26 @@ class Bottleneck(nn.Module):
         self.down = None
         if stride != 1 or cin != cout:
             self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+        self.relu = nn.ReLU(inplace=inplace())
+        self.add_in_place = inplace()
 
     def forward(self, x):
-        h = F.relu(self.bn1(self.conv1(x)))
-        h = F.relu(self.bn2(self.conv2(h)))
-        h = self.bn3(self.conv3(h))
-        return F.relu(h + (x if self.down is None else self.down(x)))
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        identity = x if self.down is None else self.down(x)
+        if self.add_in_place:
+            out += identity
+        else:
+            out = out + identity
+        return self.relu(out)
 
 
 class ResNet(nn.Module):
     def __init__(self, layers: list[int], width: int = 64, classes: int = 1000) -> None:
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width),
-                                  nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+                                  nn.ReLU(inplace=inplace()), nn.MaxPool2d(3, 2, 1))
         blocks, cin = [], width
         for i, n in enumerate(layers):
             w = width * 2 ** i

@@ -1,16 +1,20 @@
 """U-Net (Ronneberger et al. 2015) as commonly trained today (milesial/Pytorch-UNet): 4
 levels down and up, 64 base channels, padded 3x3 convs with BatchNorm, transposed-conv
-upsampling, per-pixel cross-entropy (31.0M parameters for 3 in / 2 out channels)."""
+upsampling, per-pixel cross-entropy (31.0M parameters for 3 in / 2 out channels);
+``ReLU(inplace=True)`` as there."""
 from __future__ import annotations
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from . import inplace
+
 
 def double_conv(cin: int, cout: int) -> nn.Sequential:
-    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
-                         nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU())
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=inplace()),
+                         nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
+                         nn.ReLU(inplace=inplace()))
 
 
 class Up(nn.Module):
