@@ -11,6 +11,7 @@ from .synthetic import SYNTHETIC_FORMS, is_synthetic, synthetic
 log = logging.getLogger(__name__)
 
 PROFILES_DIR = Path(__file__).resolve().parent.parent / "profiles"
+EAGER_PREFIX = "eager/"  # profiles/eager/NAME: the zoo captured by the eager route
 
 
 def profile_path(name: str) -> Path | None:
@@ -39,6 +40,10 @@ def known_models() -> list[str]:
                 names.add(p.name[: -len(".json.gz")])
             elif p.name.endswith(".json"):
                 names.add(p.name[: -len(".json")])
+        eager = PROFILES_DIR / EAGER_PREFIX
+        if eager.is_dir():
+            names.update(EAGER_PREFIX + p.name[: -len(".json.gz")] for p in eager.iterdir()
+                         if p.name.endswith(".json.gz"))
     return sorted(names)
 
 
@@ -46,7 +51,9 @@ def load_model(name: str) -> Graph:
     """Graph for a model name: a synthetic spec, or the checked-in profile of a zoo model."""
     if is_synthetic(name):
         return synthetic(name)
-    if "/" in name or "\\" in name or name.startswith("."):  # never resolved as a path under profiles/
+    # never resolved as a path under profiles/: the one sub-folder is eager/, the eager captures
+    base = name[len(EAGER_PREFIX):] if name.startswith(EAGER_PREFIX) else name
+    if "/" in base or "\\" in base or base.startswith("."):
         raise UserError(f"{name!r} is not a model name; for a graph file give --graph FILE")
     p = profile_path(name)
     if p is not None:
