@@ -1,4 +1,4 @@
-"""`planner import`: foreign graphs (DTR traces, Checkmate graphs, minimalloc CSV) -> graph JSON."""
+"""`planner import`: foreign graphs (DTR traces, Checkmate and Moccasin graphs, minimalloc CSV) -> graph JSON."""
 from __future__ import annotations
 
 from ..importers import FORMATS, importer
@@ -6,7 +6,7 @@ from .common import print_json
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("import", help="convert a DTR trace / Checkmate graph / minimalloc CSV to a graph JSON")
+    p = sub.add_parser("import", help="convert a DTR trace / Checkmate or Moccasin graph / minimalloc CSV to a graph JSON")
     p.add_argument("path", help="input file")
     p.add_argument("--format", required=True, choices=sorted(FORMATS))
     p.add_argument("--out", required=True, help="graph JSON to write (.json or .json.gz)")
