@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 
 # gap eviction's capacity is scanned downwards in steps of this share of the baseline's
 SCAN_STEP = 0.01
+# targets of the keep-set descent in ``construct``, as shares of the capacity, tried in turn
+# while the descent's sequence does not place (as ``greedy``'s shrinking targets)
+SHRINK = (1.0, 0.97, 0.93, 0.88, 0.8)
 
 
 @dataclass(frozen=True)
@@ -66,12 +69,23 @@ def _place(p: RematProblem, seq: list[int], cap: int | None, time_limit: float, 
     best = None
     if offs is not None:
         best = (lt, offs, max((offs[i] + sizes[i] for i in offs), default=0), "greedy-by-size")
-    target = lt.peak_units if cap is None else cap
-    if best is None or best[2] > target:
-        pl = place(lt, target, time_limit, seed, threads)
+    if cap is not None:
+        targets = [cap]
+    else:  # the sequence's own peak, then steps towards the greedy top, until one places
+        gtop = best[2] if best else lt.peak_units * 2
+        targets = [lt.peak_units + (gtop - lt.peak_units) * f // 4 for f in range(4)]
+    end = time.perf_counter() + time_limit
+    for target in dict.fromkeys(targets):
+        if best is not None and best[2] <= target:
+            break
+        left = end - time.perf_counter()
+        if left <= 0:
+            break
+        pl = place(lt, target, max(0.2, left / 2), seed, threads)
         if pl.offsets is not None:
             top = max((pl.offsets[i] + sizes[i] for i in sizes if i in pl.offsets), default=0)
             best = (lt, pl.offsets, top, pl.solver)
+            break
     return best
 
 
@@ -173,15 +187,19 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
         return None
     deadline = t0 + time_limit
     found: list[Constructed] = []
-    for st in descend(p, t0 + time_limit / 3, target=cap):
-        if st.peak > cap:
-            continue
-        left = max(0.5, min(5.0, deadline - time.perf_counter()))
-        for seq in (prune_recomputations(p, list(st.seq), cap, deadline), list(st.seq)):
-            placed = _place(p, seq, cap, left, seed, threads)
-            if placed is not None:
-                found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
-                break
+    for shrink in SHRINK:  # a little below the capacity leaves the placement room
+        if found or time.perf_counter() > t0 + time_limit / 3:
+            break
+        target = int(cap * shrink)
+        for st in descend(p, t0 + time_limit / 3, target=target):
+            if st.peak > target:
+                continue
+            left = max(0.5, min(5.0, deadline - time.perf_counter()))
+            for seq in (prune_recomputations(p, list(st.seq), target, deadline), list(st.seq)):
+                placed = _place(p, seq, cap, left, seed, threads)
+                if placed is not None:
+                    found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
+                    break
     if time.perf_counter() < deadline:
         end = t0 + 2 * time_limit / 3
         placed = _place_first(p, _gaps(p, cap, end), cap, end, seed, threads)

@@ -35,8 +35,8 @@ log = logging.getLogger(__name__)
 # candidates evaluated per descent step (ordered by size, largest first): more finds lower
 # peaks per step but each costs a full rebuild of the sequence
 CANDIDATES = 6
-# levels of inputs a group move drops with a value (``_groups``)
-GROUP_DEPTH = 3
+# levels of ancestors a group move may drop with a value (``_groups``: 1, 2, 4, ... of them)
+GROUP_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,9 @@ class _Builder:
         self.last = last
         self.required = set(p.required)
         self.limit = p.limit or (n,) * n
-        # values whose producer may not run late (it reads a resident overwritten in place): kept
-        self.forced = {v for v in range(len(V)) if self.limit[self.producer[v]] < n}
+        # outputs of an op that writes over a resident can never be recomputed: always kept (other
+        # ops with a limit may be recomputed before it: ``sequence`` refuses a keep set otherwise)
+        self.forced = {v for v in range(len(V)) if self.limit[self.producer[v]] <= self.producer[v]}
 
     def sequence(self, keep: np.ndarray) -> list[int] | None:
         """Op sequence for keep mask ``keep`` (None: a needed recomputation is not allowed)."""
@@ -105,7 +106,12 @@ class _Builder:
             seq.append(t)
             produced.extend(outs[t])
             live.update(produced)
-            live = {v for v in live if last[v] > t and keep[v]}
+            kept = {v for v in live if last[v] > t and keep[v]}
+            for v in list(kept):  # a live view holds its base (``schedule.lifetimes`` does too)
+                b = p.values[v].base
+                if b is not None and b in live:
+                    kept.add(b)
+            live = kept
         return seq
 
     def retention(self, keep: np.ndarray) -> list[int]:
@@ -177,12 +183,29 @@ def _key(s: State) -> tuple:
     return (s.peak, s.at_peak, s.cost)
 
 
+def _better(a: State, b: State, base: State, target: int | None) -> bool:
+    """Is move ``a`` better than ``b`` from ``base``? Without a target: the lower key (the
+    least memory). With one: the least added cost per unit of peak removed (a move that only
+    thins the peak's moments counts as removing half a unit), so that the first state under
+    the target is a cheap one."""
+    if target is None:
+        return _key(a) < _key(b)
+
+    def price(s: State) -> float:
+        gain = base.peak - s.peak if s.peak < base.peak else 0.5
+        return (s.cost - base.cost) / gain
+
+    return (price(a), _key(a)) < (price(b), _key(b))
+
+
 def descend(p: RematProblem, deadline: float, target: int | None = None):
     """Yield the states of the keep-set descent, each with a lower (peak, moments, cost)
     key than the one before; stop at a local optimum, the deadline, or (``target``) after the
-    first state whose peak is within ``target`` units."""
+    first state whose peak is within ``target`` units. Without a target each step takes the
+    candidate with the lowest key; with one, the cheapest per unit of peak (``_better``)."""
     b = _Builder(p)
     nv = len(p.values)
+    views = _views(p)
     keep = np.ones(nv, dtype=bool)
     seq = b.sequence(keep)
     st = b.state(seq, 0) if seq is not None else None
@@ -205,12 +228,13 @@ def descend(p: RematProblem, deadline: float, target: int | None = None):
                      and v not in b.required for v in range(nv)]
         best = None
         for v in cands[:CANDIDATES]:
-            for group in _groups(p, v, droppable):
+            for group in _groups(p, v, droppable, views):
                 keep[group] = False
                 s2 = b.sequence(keep)
                 got = b.state(s2, st.dropped + len(group)) if s2 is not None else None
                 keep[group] = True
-                if got is not None and _key(got) < _key(st) and (best is None or _key(got) < _key(best[1])):
+                if got is not None and _key(got) < _key(st) and (
+                        best is None or _better(got, best[1], st, target)):
                     best = (group, got)
                 if time.perf_counter() > deadline:
                     break
@@ -221,16 +245,21 @@ def descend(p: RematProblem, deadline: float, target: int | None = None):
         yield st
 
 
-def _groups(p: RematProblem, v: int, droppable: list[bool]):
-    """{v}, then v with its droppable inputs, with theirs, ... up to ``GROUP_DEPTH`` levels:
+def _groups(p: RematProblem, v: int, droppable: list[bool], views: dict[int, list[int]]):
+    """{v}, then v with its droppable ancestors up to 1, 2, 4, ... ``GROUP_DEPTH`` levels back:
     dropping a value alone keeps its inputs live longer (they are its checkpoint), so a lower
-    peak may need the checkpoint moved further back."""
+    peak may need the checkpoint moved further back (a whole segment between two checkpoints
+    dropped at once, as in chain checkpointing)."""
     V = p.values
+
+    def with_views(vs: list[int]) -> list[int]:  # a view dropped with its base, or it would hold it
+        return vs + [w for u in vs for w in views.get(u, ())]
+
     group = [v]
     seen = {v}
     frontier = [v]
-    yield list(group)
-    for _ in range(GROUP_DEPTH):
+    yield with_views(group)
+    for level in range(1, GROUP_DEPTH + 1):
         nxt = []
         for u in frontier:
             for w in p.reads[V[u].producer]:
@@ -238,7 +267,19 @@ def _groups(p: RematProblem, v: int, droppable: list[bool]):
                     seen.add(w)
                     nxt.append(w)
         if not nxt:
+            if level & (level - 1):  # the last group was not yielded yet
+                yield with_views(group)
             return
         group.extend(nxt)
         frontier = nxt
-        yield list(group)
+        if level & (level - 1) == 0:  # powers of two
+            yield with_views(group)
+
+
+def _views(p: RematProblem) -> dict[int, list[int]]:
+    """base value -> the values that are views of it."""
+    out: dict[int, list[int]] = {}
+    for w, val in enumerate(p.values):
+        if val.base is not None:
+            out.setdefault(val.base, []).append(w)
+    return out
