@@ -80,7 +80,7 @@ def test_below_the_lower_bound_is_proven_infeasible_and_between_is_not_claimed()
     assert construct(g, lb - 1) is None
 
 
-def test_cli_info_reports_both_bounds_and_solve_exits_3_without_a_plan(tmp_path):
+def test_cli_info_reports_both_bounds_and_solve_exits_3_without_a_plan():
     r = subprocess.run([sys.executable, "-m", "planner", "info", "--model", "layered:30:1", "--json",
                         "--upper-limit", "5"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -90,7 +90,10 @@ def test_cli_info_reports_both_bounds_and_solve_exits_3_without_a_plan(tmp_path)
     r = subprocess.run([sys.executable, "-m", "planner", "info", "--model", "layered:30:1",
                         "--upper-limit", "5"], capture_output=True, text=True)
     assert r.returncode == 0 and "known feasible" in r.stdout
-    ratio = d["min_feasible_ratio"] * 0.99  # below the lower bound: no plan, exit 3
+    # between the bounds with no time to construct: no plan, reported as a timeout, exit 3
+    ratio = (d["min_feasible_ratio"] + d["upper_feasible_ratio"]) / 2
     r = subprocess.run([sys.executable, "-m", "planner", "solve", "--model", "layered:30:1", "--ratio",
-                        f"{ratio:.6f}", "--method", "constructive", "--json"], capture_output=True, text=True)
-    assert r.returncode in (2, 3), r.stderr
+                        f"{ratio:.6f}", "--method", "constructive", "--time-limit", "0.01", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 3, r.stderr
+    assert json.loads(r.stdout)["status"] == "timeout"
