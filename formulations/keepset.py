@@ -83,7 +83,9 @@ class _Builder:
         keep = keep.copy()
         keep[list(self.forced)] = True
         last = self.retention(keep)
-        live: set[int] = set()
+        V = p.values
+        live: dict[int, int] = {}                  # live value -> last stage it survives to
+        expiring: list[list[int]] = [[] for _ in range(p.n)]
         seq: list[int] = []
         for t in range(p.n):
             stage: set[int] = set()
@@ -97,21 +99,21 @@ class _Builder:
                     return None
                 stage.add(k)
                 stack.extend(u for u in reads[k] if u not in live)
-            if stage:
-                ops = sorted(stage)
-                seq.extend(ops)
-                produced = [v for k in ops for v in outs[k]]
-            else:
-                produced = []
-            seq.append(t)
-            produced.extend(outs[t])
-            live.update(produced)
-            kept = {v for v in live if last[v] > t and keep[v]}
-            for v in list(kept):  # a live view holds its base (``schedule.lifetimes`` does too)
-                b = p.values[v].base
-                if b is not None and b in live:
-                    kept.add(b)
-            live = kept
+            ops = sorted(stage)
+            ops.append(t)
+            seq.extend(ops)
+            for k in ops:
+                for v in outs[k]:
+                    e = max(t, last[v]) if keep[v] else t
+                    live[v] = e
+                    expiring[e].append(v)
+                    bv = V[v].base  # a live view holds its base (``schedule.lifetimes`` does too)
+                    if bv is not None and bv in live and live[bv] < e:
+                        live[bv] = e
+                        expiring[e].append(bv)
+            for v in expiring[t]:
+                if live.get(v) == t:
+                    del live[v]
         return seq
 
     def retention(self, keep: np.ndarray) -> list[int]:
