@@ -229,22 +229,37 @@ def descend(p: RematProblem, deadline: float, target: int | None = None):
         droppable = [keep[v] and v not in busy and b.size[v] > 0 and v not in b.forced
                      and v not in b.required for v in range(nv)]
         best = None
-        for v in cands[:CANDIDATES]:
-            for group in _groups(p, v, droppable, views):
-                keep[group] = False
-                s2 = b.sequence(keep)
-                got = b.state(s2, st.dropped + len(group)) if s2 is not None else None
-                keep[group] = True
-                if got is not None and _key(got) < _key(st) and (
-                        best is None or _better(got, best[1], st, target)):
-                    best = (group, got)
-                if time.perf_counter() > deadline:
-                    break
+        for group in _moves(p, cands, droppable, views):
+            keep[group] = False
+            s2 = b.sequence(keep)
+            got = b.state(s2, st.dropped + len(group)) if s2 is not None else None
+            keep[group] = True
+            if got is not None and _key(got) < _key(st) and (
+                    best is None or _better(got, best[1], st, target)):
+                best = (group, got)
+            if time.perf_counter() > deadline:
+                break
         if best is None:
             return
         keep[best[0]] = False
         st = best[1]
         yield st
+
+
+def _moves(p: RematProblem, cands: list[int], droppable: list[bool], views: dict[int, list[int]]):
+    """The groups a descent step tries: each of the ``CANDIDATES`` largest values at the peak
+    with 0, 1, 2, 4... levels of its ancestors (``_groups``), then *batches*: the cheapest
+    1/8, 1/4, 1/2 and all of the values at the peak by recompute cost per unit (where the peak
+    is made of many small values, as in an unrolled LSTM, one value per step is too slow)."""
+    for v in cands[:CANDIDATES]:
+        yield from _groups(p, v, droppable, views)
+    if len(cands) <= CANDIDATES:
+        return
+    V = p.values
+    cheap = sorted(cands, key=lambda v: (p.cost[V[v].producer] / V[v].size, v))
+    for frac in (8, 4, 2, 1):
+        batch = cheap[: max(1, len(cheap) // frac)]
+        yield batch + [w for u in batch for w in views.get(u, ())]
 
 
 def _groups(p: RematProblem, v: int, droppable: list[bool], views: dict[int, list[int]]):
