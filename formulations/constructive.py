@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 
 # gap eviction's capacity is scanned downwards in steps of this share of the baseline's
 SCAN_STEP = 0.01
+SCAN_MISSES = 8  # the scan stops after this many capacities in a row that place nothing
 # targets of the keep-set descent in ``construct``, as shares of the capacity, tried in turn
 # while the descent's sequence does not place (as ``greedy``'s shrinking targets)
 SHRINK = (1.0, 0.97, 0.93, 0.88, 0.8)
@@ -145,9 +146,12 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     hi = (best.budget // p.alignment - p.resident_units) if best else top
     step = max(1, int(top * SCAN_STEP))
     cap = hi - step
-    while cap >= lo and time.perf_counter() < deadline:
+    misses = 0
+    while cap >= lo and misses < SCAN_MISSES and time.perf_counter() < deadline:
         placed = _place_first(p, _gaps(p, cap, deadline), cap, deadline, seed, threads)
+        misses += 1
         if placed is not None:
+            misses = 0
             c = _constructed(p, placed, None, method, t0, "gap-eviction")
             if best is None or c.budget < best.budget:
                 best = c
