@@ -68,9 +68,8 @@ def run(args) -> int:
     ratio = info["min_feasible_ratio"]
     print(f"min feasible     {fmt_bytes(info['min_feasible_bytes'])}  (ratio {ratio:.4f})" if ratio is not None
           else "min feasible     -")
-    ub = info.get("upper_feasible_bytes")
-    if ub is not None:
-        peak = info["baseline_peak_bytes"]
+    ub, peak = info.get("upper_feasible_bytes"), info["baseline_peak_bytes"]
+    if ub is not None and peak and ratio is not None:
         print(f"known feasible   {fmt_bytes(ub)}  (ratio {ub / peak:.4f}: a validated plan, "
               f"{info['upper_feasible_construction']}, overhead {info['upper_feasible_overhead']:.2%}, "
               f"{info['upper_feasible_seconds']:.1f} s)")
