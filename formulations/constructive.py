@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 
 # gap eviction's capacity is scanned downwards in steps of this share of the baseline's
 SCAN_STEP = 0.01
+PRUNE_SHARE = 0.4  # of the time left, for pruning the keep-set plan in ``construct``
 SCAN_MISSES = 8  # the scan stops after this many capacities in a row that place nothing
 # targets of the keep-set descent in ``construct``, as shares of the capacity, tried in turn
 # while the descent's sequence does not place (as ``greedy``'s shrinking targets)
@@ -198,8 +199,11 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
         for st in descend(p, t0 + time_limit / 3, target=target):
             if st.peak > target:
                 continue
-            left = max(0.5, min(5.0, deadline - time.perf_counter()))
-            for seq in (prune_recomputations(p, list(st.seq), target, deadline), list(st.seq)):
+            now = time.perf_counter()
+            left = max(0.5, min(5.0, deadline - now))
+            # pruning a long sequence is slow (each try rebuilds its lifetimes): a share of the time
+            prune_end = now + max(1.0, PRUNE_SHARE * (deadline - now))
+            for seq in (prune_recomputations(p, list(st.seq), target, prune_end), list(st.seq)):
                 placed = _place(p, seq, cap, left, seed, threads)
                 if placed is not None:
                     found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
