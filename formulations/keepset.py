@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 CANDIDATES = 6
 # levels of ancestors a group move may drop with a value (``_groups``: 1, 2, 4, ... of them)
 GROUP_DEPTH = 64
+# longest sequence a move may build: placing it (greedy best-fit is quadratic in the blocks)
+# must stay within seconds (unet's lowest-peak sequence has 5.5k ops, bilstm's reached 55k)
+MAX_SEQ = 20_000
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,7 @@ def descend(p: RematProblem, deadline: float, target: int | None = None):
             for group in _moves(p, cands, droppable, views, wide):
                 keep[group] = False
                 s2 = b.sequence(keep)
-                got = b.state(s2, st.dropped + len(group)) if s2 is not None else None
+                got = b.state(s2, st.dropped + len(group)) if s2 is not None and len(s2) <= MAX_SEQ else None
                 keep[group] = True
                 if got is not None and _key(got) < _key(st) and (
                         best is None or _better(got, best[1], st, target)):
