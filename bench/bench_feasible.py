@@ -22,12 +22,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from formulations.constructive import feasible_upper_bound  # noqa: E402
-from planner.analysis import baseline_peak, min_feasible_budget  # noqa: E402
-from planner.graph import Graph  # noqa: E402
-from planner.models import load_model  # noqa: E402
-from planner.params import SolveParams  # noqa: E402
-from planner.registry import solve  # noqa: E402
+from formulations.constructive import feasible_upper_bound
+from planner.analysis import baseline_peak, min_feasible_budget
+from planner.graph import Graph
+from planner.models import load_model
+from planner.params import SolveParams
+from planner.registry import solve
 
 
 def _load(model: str) -> Graph:

@@ -129,8 +129,7 @@ class _Builder:
             if keep[u] or eff[u] < 0:
                 continue
             for v in p.reads[V[u].producer]:
-                if eff[v] < eff[u]:
-                    eff[v] = eff[u]
+                eff[v] = max(eff[v], eff[u])
                 b = V[v].base
                 if b is not None and eff[b] < eff[u]:
                     eff[b] = eff[u]

@@ -4,18 +4,17 @@ import subprocess
 import sys
 
 import pytest
+from graphgen import dags
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from graphgen import dags
-from planner.analysis import baseline_peak, min_feasible_budget
-from planner.params import SolveParams
-from planner.registry import solve
-from planner.synthetic import chain, layered, ushape
 
 from formulations.constructive import construct, constructive_plan, feasible_upper_bound
 from formulations.keepset import descend
 from formulations.problem import extract
+from planner.analysis import baseline_peak, min_feasible_budget
+from planner.params import SolveParams
+from planner.registry import solve
+from planner.synthetic import chain, layered, ushape
 
 _graphs = st.one_of(
     dags(max_ops=10),

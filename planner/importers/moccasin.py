@@ -23,6 +23,7 @@ parameters. Names may be numbers or strings. Mapping (as ``checkmate``'s importe
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..errors import UserError
@@ -89,9 +90,9 @@ def _number(nd: dict, tag: str, name: Any, path: str, whole: bool = False) -> fl
         x = float(nd[tag])
     except (TypeError, ValueError):
         raise UserError(f"{path}: node {name!r} has a non-numeric {tag}: {nd[tag]!r}") from None
-    if x != x or x < 0 or x == float("inf"):
+    if not math.isfinite(x) or x < 0:
         raise UserError(f"{path}: node {name!r} has a negative, infinite or NaN {tag}")
-    return int(round(x)) if whole else x
+    return round(x) if whole else x
 
 
 def _order(meta: dict, nodes: dict, preds: dict, succs: dict, path: str) -> list:
