@@ -96,6 +96,7 @@ def _bad(**over):
     (_bad(nodes=[{"name": 0, "o": 1, "t": -1}, {"name": 1, "o": 1, "t": 1}]), "negative"),
     (_bad(links=[{"source": 0, "target": 1}]), 'without "0"/"1"'),
     (_bad(links=[{"0": 0, "1": 9}]), "unknown node"),
+    (_bad(links=[{"0": [0], "1": 1}]), "unknown node"),
     (_bad(links=[{"0": 0, "1": 1}, {"0": 1, "1": 0}], graph={"node_output_cost_tag": "o",
                                                             "node_duration_tag": "t"}), "cycle"),
     (_bad(graph={"node_output_cost_tag": "o", "node_duration_tag": "t", "order": [1, 0]}), "before its input"),
@@ -138,3 +139,11 @@ def test_cli_import_then_solve_and_checkmate_format_refuses(tmp_path):
                         "--out", str(tmp_path / "x.json")], capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x.json").exists()
+
+
+def test_names_match_across_number_and_text(tmp_path):
+    # numeric names in nodes, the same names as text in links and order (JSON keys are text)
+    d = {"graph": {"node_output_cost_tag": "o", "node_duration_tag": "t", "order": ["0", "1"]},
+         "nodes": [{"name": 0, "o": 1, "t": 1}, {"name": 1, "o": 2, "t": 1}], "links": [{"0": "0", "1": 1}]}
+    g = load_moccasin(_write(tmp_path, d))
+    assert [o.meta["moccasin_name"] for o in g.ops] == [0, 1] and g.ops[1].inputs == (0,)

@@ -61,19 +61,32 @@ def load_moccasin(path: str) -> Graph:
                        "param": _number(nd, param_tag, name, path, whole=True) if param_tag else 0}
     preds: dict[Any, list] = {k: [] for k in nodes}
     succs: dict[Any, list] = {k: [] for k in nodes}
+    named = _namer(nodes)
     for e in links:
         if not isinstance(e, dict) or SRC not in e or DST not in e:
             raise UserError(f'{path}: link without "{SRC}"/"{DST}" ends: {e!r}')
-        s, t = e[SRC], e[DST]
-        if s not in nodes or t not in nodes:
+        s, t = named(e[SRC]), named(e[DST])
+        if not isinstance(s, (int, str)) or not isinstance(t, (int, str)) or s not in nodes or t not in nodes:
             raise UserError(f"{path}: link {s!r} -> {t!r} names an unknown node")
         if s == t:
             raise UserError(f"{path}: self-loop on node {s!r}")
         if s not in preds[t]:
             preds[t].append(s)
             succs[s].append(t)
-    order = _order(meta, nodes, preds, succs, path)
+    order = _order(meta, nodes, preds, succs, path, named)
     return _build(path, nodes, preds, succs, order, meta)
+
+
+def _namer(nodes: dict):
+    """x -> the node x names: itself, or the node whose name has the same text (a number written
+    as a string, or the other way round, as JSON object keys turn numbers into strings)."""
+    by_text = {str(k): k for k in nodes}
+
+    def named(x: Any) -> Any:
+        if isinstance(x, (int, str)) and not isinstance(x, bool) and x not in nodes:
+            return by_text.get(str(x), x)
+        return x
+    return named
 
 
 def _tag(meta: dict, key: str, path: str) -> str:
@@ -95,13 +108,14 @@ def _number(nd: dict, tag: str, name: Any, path: str, whole: bool = False) -> fl
     return round(x) if whole else x
 
 
-def _order(meta: dict, nodes: dict, preds: dict, succs: dict, path: str) -> list:
+def _order(meta: dict, nodes: dict, preds: dict, succs: dict, path: str, named) -> list:
     if "order" not in meta:
         return _topological(nodes, preds, succs, path)
     order = meta["order"]
     if not isinstance(order, list):
         raise UserError(f"{path}: graph.order is not a list")
     seen: set = set()
+    order = [named(k) for k in order]
     for k in order:
         if not isinstance(k, (int, str)) or k not in nodes:
             raise UserError(f"{path}: graph.order names an unknown node {k!r}")
