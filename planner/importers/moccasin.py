@@ -11,7 +11,8 @@ The shape, as Moccasin's generator writes it (``networkx.node_link_data`` with t
 
 The attribute names come from the ``*_tag`` entries of ``graph`` (read, never assumed): the
 output-cost and duration tags are required; without a param-cost tag there are no
-parameters. Names may be numbers or strings (a number and its text name the same node). Mapping (as ``checkmate``'s importer):
+parameters. Names may be numbers or strings (a number and its text name the same node).
+Mapping (as ``checkmate``'s importer):
 - each node is one op with one output of ``out_cost`` bytes (kind ``activation``) and cost
   ``duration``; links are data dependencies; sinks are the required outputs;
 - ``param_cost`` is a node's own parameter bytes: a resident ``param`` tensor read by that op
