@@ -17,3 +17,5 @@ register("lp", "formulations.lp:solve_lp", "relaxed",
          "Checkmate LP relaxation (lower bound) + two-phase rounding, addresses by DSA")
 register("milp-joint", "formulations.joint:solve_joint", "exact",
          "joint remat + address MILP with big-M disjunctions (small graphs; cross-check)")
+register("constructive", "formulations.constructive:solve_constructive", "heuristic",
+         "offline construction (keep-set descent, gap eviction), pruned; no plan: exit 3")

@@ -127,7 +127,10 @@ def lifetimes(p: RematProblem, seq: list[int]) -> Lifetimes | None:
         dead = [v for v in cur if v not in need_after[i]]
         for v in dead:
             units -= _unref(cur, users, blocks, v, pos + 1)
-        frees.append(tuple(V[v].tensor for v in dead))
+        # a version overwritten in place by this op (a chain of in-place writes over a
+        # resident) is gone already: no free step for it
+        gone = {p.graph.tensors[V[v].tensor].inplace_of for v in p.outs[k] if V[v].in_resident}
+        frees.append(tuple(V[v].tensor for v in dead if V[v].tensor not in gone))
     end = len(out_seq)
     for b in blocks:
         if b[2] < 0:

@@ -1,4 +1,4 @@
-"""`planner import`: foreign graphs (DTR traces, Checkmate graphs, minimalloc CSV) -> graph JSON."""
+"""`planner import`: foreign graphs (DTR traces, Checkmate and Moccasin graphs, minimalloc CSV) -> graph JSON."""
 from __future__ import annotations
 
 from ..errors import UserError
@@ -8,7 +8,7 @@ from .outpath import check_out_path, report_write_error, try_write
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("import", help="convert a DTR trace / Checkmate graph / minimalloc CSV to a graph JSON")
+    p = sub.add_parser("import", help="convert a DTR trace / Checkmate or Moccasin graph / minimalloc CSV to a graph JSON")
     p.add_argument("path", help="input file")
     p.add_argument("--format", required=True, choices=sorted(FORMATS),
                    help=f"input format, one of {', '.join(sorted(FORMATS))}")

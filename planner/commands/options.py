@@ -27,6 +27,14 @@ def seconds(text: str) -> float:
     return v
 
 
+def nonneg_seconds(text: str) -> float:
+    """A finite number of seconds, 0 allowed (0: skip that work)."""
+    v = _num(text, float)
+    if not (math.isfinite(v) and v >= 0):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text!r}")
+    return v
+
+
 def positive_int(text: str) -> int:
     """An integer >= 1 (threads, jobs, alignment)."""
     v = _num(text, int)

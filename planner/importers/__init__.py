@@ -13,6 +13,7 @@ from ..graph import Graph
 FORMATS: dict[str, str] = {
     "dtr-trace": "planner.importers.dtr_trace:load_dtr_trace",
     "checkmate": "planner.importers.checkmate:load_checkmate",
+    "moccasin": "planner.importers.moccasin:load_moccasin",
     "minimalloc": "planner.importers.minimalloc:load_minimalloc",
 }
 
