@@ -38,9 +38,7 @@ def test_lower_never_exceeds_upper_and_constructive_plans_above_it(g, frac):
     assert res.validation["valid"] and res.validation["peak_bytes"] <= _above(c.budget, frac)
 
 
-# slow until exact takes formulations.constructive.constructive_plan as an incumbent source:
-# then the upper bound's own plan guarantees it, and the mark can go
-@pytest.mark.slow
+# exact runs the construction when no other source plans: at or above the upper bound it plans
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(g=_graphs, frac=st.sampled_from([0.0, 0.05, 0.3]))
 def test_exact_plans_at_or_above_the_upper_bound(g, frac):

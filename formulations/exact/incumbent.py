@@ -1,6 +1,6 @@
 """The incumbent of ``exact``: the best validated plan from the plain schedule, the runtime
-heuristics, the early phase (``early``), gap eviction, the scalar-memory sequences and the
-greedy, each also with its unneeded recomputations dropped, then the exchange pass. Every
+heuristics, the early phase (``early``), gap eviction, the scalar-memory sequences, the
+greedy and, when none of these plans, the offline construction, each also with its unneeded recomputations dropped, then the exchange pass. Every
 source spends a share of the one time budget."""
 from __future__ import annotations
 
@@ -110,6 +110,16 @@ def find_incumbent(ctx: Context, sources: Sources, deadline: float,
                 best, src = r, "greedy"
     else:
         tried["greedy"] = "no plan"
+    if best is None and params.warm_start:
+        for source in sources.fallback:
+            if late():
+                tried[source.label] = "skipped: time limit"
+                continue
+            r = checked(g, source.label, source.solve(g, budget, share(source.flags)))
+            tried[source.label] = r.objective if r.has_plan else r.status
+            if r.has_plan and (best is None or r.objective < best.objective):
+                best, src = r, source.label
+                seqs[source.label] = [st.ref for st in r.plan.steps if st.kind == "compute"]
     # drop the recomputations each plan does not need (formulations.improve); each pass gets a
     # share of the time left, and its result is placed and validated like any other plan
     for (name, seq), order in itertools.product(seqs.items(), ORDERS):

@@ -20,6 +20,8 @@ from planner.heuristics.dtr_ideal import scalar_sequence
 from planner.params import SolveParams
 from planner.result import Result
 
+from ..constructive import solve_constructive
+
 MethodFn = Callable[[Graph, int, SolveParams], Result]
 SequenceFn = Callable[[Graph, int, SolveParams], "list[int] | None"]
 
@@ -42,6 +44,7 @@ class Sources:
     plain: MethodFn
     plans: tuple[PlanSource, ...]
     sequences: tuple[SequenceSource, ...]
+    fallback: tuple[PlanSource, ...] = ()       # run only when every other source found no plan
 
 
 DEFAULT_SOURCES = Sources(
@@ -56,4 +59,7 @@ DEFAULT_SOURCES = Sources(
     # DTR on the scalar memory model: where no runtime heuristic fits as addresses, its run
     # often fits as a number, and pruning then places it
     sequences=(SequenceSource("dtr-ideal", scalar_sequence),),
+    # offline construction (keep-sets, gap eviction scanned downward): slower than the others,
+    # but it plans budgets where the runtime heuristics and the greedy all fail (unet at 0.3)
+    fallback=(PlanSource("constructive", solve_constructive),),
 )
