@@ -1,4 +1,4 @@
-"""DTR simulator trace import (REFERENCE.md §4) on small hand-written traces."""
+"""DTR simulator trace import (docs/formats.md) on small hand-written traces."""
 from __future__ import annotations
 
 import json
@@ -138,7 +138,7 @@ def test_import_command(tmp_path, capsys):
 
 
 def test_trace_bytes_are_exact():
-    # REFERENCE: a trace's baseline peak is the highest total of live storages, constants
+    # docs/formats.md: a trace's baseline peak is the highest total of live storages, constants
     # included, in the trace's own bytes (no allocator padding)
     lines = [L(INSTRUCTION="CONSTANT", NAME="x"), L(INSTRUCTION="MEMORY", NAME="x", MEMORY="100"),
              L(INSTRUCTION="CALL", NAME="f", ARGS=["x"], RESULT=["a"], TIME="1"),

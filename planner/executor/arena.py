@@ -2,7 +2,7 @@
 
 Every storage of the plan lives inside this buffer, so two tensors whose planned address ranges
 overlap really share bytes: a plan with colliding offsets corrupts values, and a bit-exact
-result is evidence that its addresses were right (REFERENCE.md §6).
+result is evidence that its addresses were right (docs/executor.md).
 
 Views are made with ``Tensor.set_(storage, offset, shape, stride)`` on the arena's untyped
 storage: the storage offset counts elements from the start of the *whole* arena (not of a

@@ -1,9 +1,9 @@
-"""Run a plan with real tensors and check it against eager PyTorch (issue 6, item 3).
+"""Run a plan with real tensors and check it against eager PyTorch.
 
 Checks (each named; a failed one makes ``execute`` exit non-zero naming it):
 - ``values``: loss and updated parameters / gradients / buffers / optimizer state equal the
   eager step's. CPU: bitwise (same kernels on the same inputs in the same order; measured
-  bit-exact, REFERENCE.md §6). CUDA: within a tolerance (``TOLERANCE``; see there why).
+  bit-exact: docs/executor.md). CUDA: within a tolerance (``TOLERANCE``; see there why).
 - ``recompute``: every recomputation reproduces the first value (bitwise fingerprint).
 - ``placement``: every output lands at its planned address inside the arena.
 - ``memory``: measured memory within the budget. CPU: the peak of arena storages live (tracked

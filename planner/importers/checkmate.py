@@ -1,6 +1,6 @@
 """Checkmate graphs (networkx node-link JSON, as published with Moccasin) -> Graph.
 
-Format (REFERENCE.md §4): ``{"directed": true, "nodes": [{"id": .., "cost_cpu": ..,
+Format (docs/formats.md): ``{"directed": true, "nodes": [{"id": .., "cost_cpu": ..,
 "cost_ram": .., "backward": ..}, ...], "links" (or "edges"): [{"source": .., "target": ..}]}``;
 node ids are in topological order. Mapping:
 - each node becomes one op with one output tensor of ``cost_ram`` bytes and cost ``cost_cpu``

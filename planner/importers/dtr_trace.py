@@ -1,6 +1,6 @@
 """Import DTR simulator traces (uwsampl/dtr-prototype ``simrd`` JSON lines) as a Graph.
 
-Format (REFERENCE.md §4): one JSON object per line, every value a string except lists; the
+Format (docs/formats.md): one JSON object per line, every value a string except lists; the
 instruction is named by ``INSTRUCTION`` (``TYPE`` is accepted too). A name is a *handle*
 (one reference) to a tensor.
 

@@ -1,61 +1,13 @@
-"""Capture one training step (forward, backward, optimizer update) of a torch module as a Graph.
+"""Capture one training step (forward, backward, optimizer update) of a torch module as a Graph
+by the aot route.
 
-Route (see ../shared/REFERENCE.md §5): the model and its batch are built inside a
-``FakeTensorMode`` (no real memory is touched), ``aot_export_module(trace_joint=True)`` runs
-*inside* that mode and returns one functional aten graph of forward + backward; the
-optimizer update is appended as in-place aten ops (``planner.profile.optim``); every fx node
-becomes an ``Op`` (``planner.profile.translate``) with costs from ``planner.profile.costmodel``.
-
-Replay recipe (format version ``RECIPE_VERSION``; stable: additions only)
-=========================================================================
-Everything an executor needs to rebuild the step with real tensors and run it op by op.
-
-Graph.meta
-  ``recipe_version`` int; ``model`` zoo name; ``batch`` int; ``seed`` int (``torch.manual_seed``
-  before building the model and drawing the batch: ``planner.profile.build.build_model``);
-  ``dtype`` ("float32" | "bfloat16": parameters, buffers and float inputs);
-  ``optimizer`` {"name": "none"|"sgd"|"adam", hyperparameters: ``lr``, and for adam ``betas``,
-  ``eps``, ``step`` (the step number the bias corrections use; state tensors start as zeros)};
-  ``device_profile``; ``precision`` (fp32|tf32|bf16: the peak used); ``cost_source``
-  ("analytical:<device>:<precision>" or "measured:<device>"); ``torch_version``; ``capture``
-  (the route); ``inputs`` [{"name", "shape", "dtype", "high"}] (the batch, shapes with batch dim).
-
-Tensor.meta
-  ``shape`` [int], ``stride`` [int], ``dtype`` ("float32", "int64", "bool", ...),
-  ``storage_offset`` int (present when non-zero; counted in elements from the start of the
-  base storage, as ``as_strided`` wants it).
-  Resident tensors carry ``bind``: "param:<fqn>" | "buffer:<fqn>" | "batch:<k>" (k-th
-  positional input of the module) | "state:<fqn>:<name>" (optimizer state of parameter
-  <fqn>, e.g. "state:fc.weight:exp_avg"; initial value zeros).
-  A parameter used under two names (tied weights) is one storage: the second name is a
-  resident view (``alias_of``) of the first with ``bind`` "param:<second fqn>"; its two
-  partial gradients are summed by an appended "tied_grad_sum.<fqn>" op (aten.add.Tensor).
-  (The zoo's own models tie by reusing one parameter, which needs none of this.)
-  New buffer values (BatchNorm running stats, counters) are written back at the end of the
-  step by appended "buffer_update.<fqn>" ops, ``aten.copy_.default(old, new)`` in place over
-  the old value (phase "opt"), as aot_autograd's runtime does; the op computing the new value
-  stays functional, so it can be recomputed (it still reads the old value, which stays live).
-  The required tensor that holds the final value carries ``writes``: "buffer:<fqn>" |
-  "param:<fqn>" | "state:<fqn>:<name>"; when it is ``inplace_of`` the old value it occupies
-  the old value's storage.
-
-Op.meta
-  ``target`` the aten overload ("aten.convolution.default"; also ``Op.target``);
-  ``args`` / ``kwargs``: positional / keyword arguments, JSON-encoded:
-    a tensor -> {"t": tensor_id}; None / bool / int / str as is; a float as is, or
-    {"float": "inf" | "-inf" | "nan"}; a list -> a list; torch.dtype -> {"dtype": "torch.float32"};
-    torch.device -> {"device": "cpu"} (the capture device: replace by the replay device);
-    torch.layout -> {"layout": "torch.strided"}; torch.memory_format -> {"memory_format": ...}.
-  ``outputs``: one entry per ``Op.outputs`` tensor, the index path into the op's result:
-    [] = the result itself, [i] = element i of a tuple / list result.
-  ``phase``: "fwd" | "bwd" | "opt".  ``rng``: k for the k-th random op (``Op.random``) in
-  captured order; its result depends on the RNG state (save/restore it to recompute).
-  ``inplace``: present on ops with ``Op.mutated``: "native" (the target is an in-place aten op,
-  its result is its first argument). ("copy", a functional op whose outputs overwrite a
-  buffer, was produced by the first profiles only; buffer updates are now explicit copy_ ops.)
-  ``fx``: the fx node name.
-Views (``Tensor.alias_of``) are outputs of view ops (cost 0, schema alias info); their base
-is the aliased argument; replaying the view op on the base gives the same strides/offset.
+The model and its batch are built inside a ``FakeTensorMode`` (no real memory is touched),
+``aot_export_module(trace_joint=True)`` runs *inside* that mode (outside it, factory ops such
+as ``arange`` make real tensors and the capture fails) and returns one functional aten graph of
+forward + backward; the optimizer update is appended as in-place aten ops
+(``planner.profile.optim``); every fx node becomes an ``Op`` (``planner.profile.translate``)
+with costs from ``planner.profile.costmodel``. The replay recipe the graph carries (what an
+executor needs to rebuild the step with real tensors) is specified in docs/capture.md.
 """
 from __future__ import annotations
 
