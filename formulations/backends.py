@@ -7,7 +7,6 @@ solve runs with file descriptor 1 pointed at stderr.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sys
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.fdredirect import redirect_fd
 from planner.params import SolveParams
 from planner.result import Status
 
@@ -36,32 +36,14 @@ class MipOutcome:
     nodes: int = 0
 
 
-@contextlib.contextmanager
 def stdout_to_stderr():
     """Send fd 1 to fd 2 for the duration (C libraries print there directly)."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
+    return redirect_fd(1, 2)
 
 
-@contextlib.contextmanager
 def stdout_to_devnull():
     """Drop fd 1 for the duration: solver banners a non-verbose run does not show."""
-    sys.stdout.flush()
-    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(null)
+    return redirect_fd(1, None)
 
 
 # Models at least this large run in a child process that is killed when it overruns its time
@@ -98,16 +80,8 @@ def _new_highs(verbose: bool):
 
     if verbose:
         return highspy.Highs()
-    sys.stdout.flush()
-    saved = os.dup(1)
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
+    with stdout_to_devnull():
         return highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(null)
 
 
 def new_highs(threads: int = 1, seed: int | None = None, reset_scheduler: bool = False):

@@ -33,13 +33,7 @@ def _value_arrays(p: RematProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     nv = len(V)
     prod = np.fromiter((v.producer for v in V), dtype=np.int64, count=nv)
     size = np.fromiter((v.size for v in V), dtype=np.int64, count=nv)
-    last = np.full(nv, -1, dtype=np.int64)
-    for k, rs in enumerate(p.reads):
-        for v in rs:
-            last[v] = max(last[v], k)
-            b = V[v].base
-            if b is not None:
-                last[b] = max(last[b], k)
+    last = np.array(p.last_read, dtype=np.int64)
     for v in p.required:
         last[v] = p.n
     return prod, size, last

@@ -61,14 +61,7 @@ class _Builder:
         n = p.n
         self.producer = [v.producer for v in V]
         self.size = [v.size for v in V]
-        # last op (captured order) reading each value, directly or through a view
-        last = [-1] * len(V)
-        for k, rs in enumerate(p.reads):
-            for v in rs:
-                last[v] = max(last[v], k)
-                b = V[v].base
-                if b is not None:
-                    last[b] = max(last[b], k)
+        last = list(p.last_read)
         for v, val in enumerate(V):  # a view keeps its base: the base lives as long as the view
             if val.base is not None:
                 last[val.base] = max(last[val.base], last[v])

@@ -78,6 +78,18 @@ class RematProblem:
         """tensor id -> value index."""
         return {val.tensor: i for i, val in enumerate(self.values)}
 
+    @cached_property
+    def last_read(self) -> tuple[int, ...]:
+        """Per value: the last op (captured order) reading it or one of its views (-1: none)."""
+        last = [-1] * len(self.values)
+        for k, rs in enumerate(self.reads):
+            for v in rs:
+                last[v] = max(last[v], k)
+                b = self.values[v].base
+                if b is not None:
+                    last[b] = max(last[b], k)
+        return tuple(last)
+
     def capacity(self, budget: int) -> int:
         """Units available to computed values (residents packed below)."""
         return budget // self.alignment - self.resident_units

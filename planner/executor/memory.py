@@ -9,13 +9,11 @@ arena exists before it, so it is not among them).
 """
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..fdredirect import redirect_fd
 from .replay import MARK
 
 log = logging.getLogger(__name__)
@@ -56,16 +54,6 @@ def profile_steps(run: Callable[[], Any]) -> tuple[Any, list[int] | None]:
     return out, peaks
 
 
-@contextlib.contextmanager
 def _quiet_stderr():
-    """Send file descriptor 2 to /dev/null for the duration (C++ writes bypass sys.stderr)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(null)
+    """Send fd 2 to /dev/null for the duration (C++ writes bypass sys.stderr)."""
+    return redirect_fd(2, None)

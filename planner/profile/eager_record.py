@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import UserError
 from .costmodel import analytical_time, count_flops
-from .translate import GraphBuilder, tensor_meta
+from .translate import GraphBuilder, encode_value, tensor_meta
 
 #: Ops that write arguments their schema does not mark as written: (op, positions, when).
 _UNANNOTATED_WRITES = {
@@ -165,19 +165,10 @@ class Recorder:
             return {"t": tid}
         if isinstance(a, (list, tuple)):
             return [self.encode(x, reads) for x in a]
-        if a is None or isinstance(a, (bool, int, str)):
-            return a
-        if isinstance(a, float):
-            return a if math.isfinite(a) else {"float": repr(a)}
-        if isinstance(a, torch.dtype):
-            return {"dtype": str(a)}
-        if isinstance(a, torch.device):
-            return {"device": str(a)}
-        if isinstance(a, torch.layout):
-            return {"layout": str(a)}
-        if isinstance(a, torch.memory_format):
-            return {"memory_format": str(a)}
-        raise UserError(f"cannot capture: an argument of type {type(a).__name__} cannot be recorded")
+        try:
+            return encode_value(a)
+        except ValueError:
+            raise UserError(f"cannot capture: an argument of type {type(a).__name__} cannot be recorded") from None
 
     def _written(self, func, args: tuple, kwargs: dict) -> list[tuple[list, Any]]:
         """(path, tensor) of each tensor argument the op writes; path ['arg', i(, k)] or ['kw', name(, k)]."""

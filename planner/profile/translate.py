@@ -71,8 +71,7 @@ class GraphBuilder:
 
 
 def encode_arg(a: Any, env: dict) -> Any:
-    """JSON form of an fx argument (tensors by id); see the recipe in capture.py."""
-    import torch
+    """JSON form of an fx argument (tensors by id); see the recipe in docs/capture.md."""
     from torch import fx
 
     if isinstance(a, fx.Node):
@@ -82,6 +81,14 @@ def encode_arg(a: Any, env: dict) -> Any:
         return {"t": tid}
     if isinstance(a, (list, tuple)):
         return [encode_arg(x, env) for x in a]
+    return encode_value(a)
+
+
+def encode_value(a: Any) -> Any:
+    """JSON form of an argument that is not a tensor: a scalar, a dtype, device, layout or
+    memory format (ValueError for anything else)."""
+    import torch
+
     if a is None or isinstance(a, (bool, int, str)):
         return a
     if isinstance(a, float):
