@@ -23,6 +23,17 @@ from ..graph import Graph, Op, Tensor, make_graph
 from ..jsonio import load_json
 
 
+def add_edge(s, t, nodes: dict, preds: dict, succs: dict, path: str) -> None:
+    """Record the dependency s -> t once; an unknown end or a self-loop is a one-line error."""
+    if s not in nodes or t not in nodes:
+        raise UserError(f"{path}: edge {s!r} -> {t!r} names an unknown node")
+    if s == t:
+        raise UserError(f"{path}: self-loop on node {s!r}")
+    if s not in preds[t]:
+        preds[t].append(s)
+        succs[s].append(t)
+
+
 def load_checkmate(path: str) -> Graph:
     d = load_json(path, "Checkmate graph")
     if not isinstance(d, dict) or "nodes" not in d:
@@ -63,13 +74,7 @@ def load_checkmate(path: str) -> Graph:
             hash(s), hash(t)
         except (TypeError, KeyError):
             raise UserError(f"{path}: edge without source/target: {e!r}"[:200]) from None
-        if s not in nodes or t not in nodes:
-            raise UserError(f"{path}: edge {s!r} -> {t!r} names an unknown node")
-        if s == t:
-            raise UserError(f"{path}: self-loop on node {s!r}")
-        if s not in preds[t]:
-            preds[t].append(s)
-            succs[s].append(t)
+        add_edge(s, t, nodes, preds, succs, path)
     order = _topological(nodes, preds, succs, path)
     pos = {k: i for i, k in enumerate(order)}
     tensors: list[Tensor] = []

@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import UserError
 from ..graph import Graph, Op, Tensor, make_graph
 from ..jsonio import load_json
-from .checkmate import _topological
+from .checkmate import _topological, add_edge
 
 SRC, DST = "0", "1"   # link keys Moccasin writes for source and target
 
@@ -67,13 +67,9 @@ def load_moccasin(path: str) -> Graph:
         if not isinstance(e, dict) or SRC not in e or DST not in e:
             raise UserError(f'{path}: link without "{SRC}"/"{DST}" ends: {e!r}')
         s, t = named(e[SRC]), named(e[DST])
-        if not isinstance(s, (int, str)) or not isinstance(t, (int, str)) or s not in nodes or t not in nodes:
+        if not isinstance(s, (int, str)) or not isinstance(t, (int, str)):
             raise UserError(f"{path}: link {s!r} -> {t!r} names an unknown node")
-        if s == t:
-            raise UserError(f"{path}: self-loop on node {s!r}")
-        if s not in preds[t]:
-            preds[t].append(s)
-            succs[s].append(t)
+        add_edge(s, t, nodes, preds, succs, path)
     order = _order(meta, nodes, preds, succs, path, named)
     return _build(path, nodes, preds, succs, order, meta)
 
