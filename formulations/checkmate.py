@@ -16,8 +16,8 @@ from planner.params import SolveParams
 from planner.progress import Progress
 from planner.result import Result, Status
 
-from .common import place_stages, plan_result, setup
-from .model import ModelTooLarge, build, decode
+from .common import milp_failure, place_stages, plan_result, published_model, setup
+from .model import decode
 from .pulp_backend import solve_pulp
 
 
@@ -26,12 +26,9 @@ def solve_checkmate(g: Graph, budget: int, params: SolveParams) -> Result:
     if isinstance(s, Result):
         return s
     p, cap, t0, deadline = s.p, s.cap, s.t0, s.deadline
-    try:
-        m = build(p, cap, published=True)
-    except ModelTooLarge as exc:
-        return Result("checkmate", "error", backend="model", message=f"checkmate: {exc}; use exact, whose bounds need no MILP")
-    if m is None:
-        return Result("checkmate", "infeasible", message="model infeasible by construction", backend="model")
+    m = published_model("checkmate", p, cap)
+    if isinstance(m, Result):
+        return m
     reserve = min(5.0, 0.1 * params.time_limit)  # time kept for the address assignment
     prog = Progress("checkmate", t0)
     prog.note(f"published MILP: {m.ncols} columns, {m.nrows} rows, through PuLP/{params.solver} "
@@ -39,12 +36,9 @@ def solve_checkmate(g: Graph, budget: int, params: SolveParams) -> Result:
     out = solve_pulp(m, params, time_limit=max(0.1, params.time_limit - reserve - (time.perf_counter() - t0)))
     stats = {"model": dict(m.stats), "milp_seconds": out.seconds, "milp_status": out.status}
     prog.figures(f"MILP {out.status}", out.objective, out.bound, force=True)
-    if out.status == Status.INFEASIBLE:
-        return Result("checkmate", "infeasible", backend=out.backend, stats=stats,
-                      message="Checkmate MILP infeasible at this budget")
-    if out.x is None:
-        return Result("checkmate", "timeout", lower_bound=out.bound, backend=out.backend, stats=stats,
-                      message=f"no schedule found ({out.message})")
+    failed = milp_failure("checkmate", out, stats)
+    if failed is not None:
+        return failed
     stages = decode(p, m, out.x)
     placed = place_stages(p, stages, cap, deadline, params)
     if placed is None:

@@ -87,3 +87,32 @@ def plan_result(method: str, p: RematProblem, placed: Placed, budget: int, statu
     return Result(method, status, plan=plan, objective=obj, lower_bound=bound,
                   gap=0.0 if status == "optimal" else gap_of(obj, bound), backend=backend,
                   message=message, stats={**stats, "placement": placed.solver})
+
+
+def published_model(method: str, p: RematProblem, cap: int):
+    """Checkmate's published MILP at ``cap`` units, or the Result that ends the method: an
+    ``error`` when the model would be too large, ``infeasible`` when no schedule exists by
+    construction."""
+    from .model import ModelTooLarge, build
+
+    try:
+        m = build(p, cap, published=True)
+    except ModelTooLarge as exc:
+        return Result(method, "error", backend="model", message=f"{method}: {exc}; use exact, whose bounds need no MILP")
+    if m is None:
+        return Result(method, "infeasible", message="model infeasible by construction", backend="model")
+    return m
+
+
+def milp_failure(method: str, out, stats: dict) -> Result | None:
+    """The Result of a MILP run that gave no schedule (infeasible, or a time limit without a
+    solution); None when it has one to decode."""
+    from planner.result import Status
+
+    if out.status == Status.INFEASIBLE:
+        return Result(method, "infeasible", backend=out.backend, stats=stats,
+                      message=f"{method} MILP infeasible at this budget")
+    if out.x is None:
+        return Result(method, "timeout", lower_bound=out.bound, backend=out.backend, stats=stats,
+                      message=f"no schedule found ({out.message})")
+    return None

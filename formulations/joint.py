@@ -24,8 +24,8 @@ from planner.params import SolveParams
 from planner.result import Result, Status
 
 from .backends import solve_highs
-from .common import Placed, plan_result, setup
-from .model import INF, build, decode
+from .common import Placed, milp_failure, plan_result, published_model, setup
+from .model import INF, decode
 from .pulp_backend import solve_pulp
 from .schedule import lifetimes, stage_sequence
 
@@ -40,9 +40,9 @@ def solve_joint(g: Graph, budget: int, params: SolveParams) -> Result:
     if p.n > MAX_OPS:
         return Result("milp-joint", "error", message=f"milp-joint is for small graphs (<= {MAX_OPS} ops); "
                                                       f"this one has {p.n}: use exact")
-    m = build(p, cap, published=True)
-    if m is None:
-        return Result("milp-joint", "infeasible", message="model infeasible by construction", backend="model")
+    m = published_model("milp-joint", p, cap)
+    if isinstance(m, Result):
+        return m
     n, V = p.n, p.values
     M = float(cap)
     big = [v for v in range(len(V)) if V[v].size > 0]
@@ -115,12 +115,9 @@ def solve_joint(g: Graph, budget: int, params: SolveParams) -> Result:
     else:
         out = solve_pulp(m, params, time_limit=left)
     stats = {"model": dict(m.stats), "milp_seconds": out.seconds}
-    if out.status == Status.INFEASIBLE:
-        return Result("milp-joint", "infeasible", backend=out.backend, stats=stats,
-                      message="joint MILP infeasible at this budget")
-    if out.x is None:
-        return Result("milp-joint", "timeout", lower_bound=out.bound, backend=out.backend, stats=stats,
-                      message=f"no plan found ({out.message})")
+    failed = milp_failure("milp-joint", out, stats)
+    if failed is not None:
+        return failed
     stages = decode(p, m, out.x)
     flat = [(t, k) for t, st in enumerate(stages) for k in sorted(st)]
     lt = lifetimes(p, stage_sequence(stages))

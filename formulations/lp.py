@@ -20,8 +20,8 @@ from planner.params import SolveParams
 from planner.result import Result, Status
 
 from .backends import solve_highs
-from .common import Placed, plan_result, setup
-from .model import ModelTooLarge, build
+from .common import Placed, plan_result, published_model, setup
+from .model import build
 from .problem import RematProblem
 from .schedule import lifetimes, place, stage_sequence
 
@@ -70,12 +70,9 @@ def solve_lp(g: Graph, budget: int, params: SolveParams) -> Result:
     if isinstance(s, Result):
         return s
     p, cap, deadline = s.p, s.cap, s.deadline
-    try:
-        m = build(p, cap, published=True)
-    except ModelTooLarge as exc:
-        return Result("lp", "error", backend="model", message=f"lp: {exc}; use exact, whose bounds need no MILP")
-    if m is None:
-        return Result("lp", "infeasible", message="model infeasible by construction", backend="model")
+    m = published_model("lp", p, cap)
+    if isinstance(m, Result):
+        return m
     out = solve_highs(m, params, relax=True, time_limit=0.5 * params.time_limit)
     if out.status == Status.INFEASIBLE:
         return Result("lp", "infeasible", backend="highs-lp", message="LP relaxation infeasible")
