@@ -11,6 +11,14 @@ from ..plan import Plan
 HINT = "give --graph FILE, the graph the plan was solved for"
 
 
+def add_plan_args(p, plan_help: str = "plan JSON file") -> None:
+    """--plan, and the graph it is checked against: --model or --graph (default: the plan's model)."""
+    p.add_argument("--plan", required=True, help=plan_help)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--model", help="model of the plan (default: the one recorded in the plan)")
+    g.add_argument("--graph", help="graph JSON file the plan was solved for (instead of the plan's model)")
+
+
 def graph_for_plan(plan: Plan, model: str | None = None, graph_file: str | None = None) -> Graph:
     if graph_file:
         g, src = Graph.load(graph_file), graph_file

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import UserError
 from .common import print_json
 from .outpath import check_out_path
-from .plan_graph import graph_for_plan
+from .plan_graph import add_plan_args, graph_for_plan
 
 FORMATS = ("png", "memory-viz")
 # suffixes each format can write (matplotlib picks its writer from the suffix)
@@ -17,10 +17,7 @@ SUFFIXES = {"png": (".png", ".svg", ".pdf"), "memory-viz": (".pickle", ".pkl")}
 
 def add_parser(sub) -> None:
     p = sub.add_parser("plot", help="draw a plan (address-time map, live memory) or export it for memory_viz")
-    p.add_argument("--plan", required=True, help="plan JSON (from solve --out or a study's plans/)")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--model", help="model the plan is for (default: the plan's own model field)")
-    g.add_argument("--graph", help="graph file the plan is for")
+    add_plan_args(p, "plan JSON (from solve --out or a study's plans/)")
     p.add_argument("--out", help="output file: .png, .svg or .pdf (png format), .pickle or .pkl (memory-viz); "
                                  "default PLAN.png or PLAN.pickle next to the plan")
     p.add_argument("--format", default="png", choices=FORMATS,

@@ -5,15 +5,12 @@ from __future__ import annotations
 from ..plan import Plan
 from ..validator import validate
 from .common import fmt_bytes, print_json
-from .plan_graph import graph_for_plan
+from .plan_graph import add_plan_args, graph_for_plan
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("validate", help="replay a plan against its graph and report every violation")
-    p.add_argument("--plan", required=True, help="plan JSON file")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--model", help="model of the plan (default: the one recorded in the plan)")
-    g.add_argument("--graph", help="graph JSON file (instead of the plan's model)")
+    add_plan_args(p)
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=run)
 
