@@ -18,3 +18,7 @@ class PlanFormatError(UserError):
 
 class CaptureError(UserError):
     """Capture failed; the message names the aten op (and the model line) that failed."""
+
+
+class ExecError(UserError):
+    """The executor cannot run a plan (a recipe or placement it cannot honour); one line."""

@@ -23,8 +23,20 @@ from functools import cached_property
 from typing import Any, Iterable
 
 from .errors import GraphError
-from .fields import MAX_BYTES
-from .jsonio import dump_json, load_json
+from .fields import (
+    MAX_BYTES,
+    FieldError,
+    bool_field,
+    bytes_field,
+    dict_field,
+    float_field,
+    get,
+    int_field,
+    list_field,
+    opt_int_field,
+    str_field,
+)
+from .jsonio import check_schema, dump_json, load_json
 
 GRAPH_SCHEMA_VERSION = 1
 DEFAULT_ALIGNMENT = 512  # bytes, like CUDA's caching allocator (captured models)
@@ -203,8 +215,6 @@ class Graph:
     @staticmethod
     def from_dict(d: dict[str, Any], source: str = "") -> "Graph":
         """Typed load (every field checked, named in the message); empty graphs are refused."""
-        from .graph_load import graph_from_dict
-
         return graph_from_dict(d, source)
 
     @staticmethod
@@ -326,3 +336,64 @@ def check_graph(g: Graph) -> None:
         if t in seen:
             raise GraphError(f"required output {t} listed twice")
         seen.add(t)
+
+
+# -- typed loading: every field checked, the file, record and field named in the message
+
+TENSOR_FIELDS = ("bytes", "kind", "producer", "alias_of", "inplace_of", "name", "meta")
+OP_FIELDS = ("name", "target", "inputs", "outputs", "cost", "flops", "bytes_moved", "mutated", "random", "meta")
+
+
+def _ids(v: Any, name: str) -> tuple[int, ...]:
+    return tuple(int_field(x, f"{name}[{k}]", 0) for k, x in enumerate(list_field(v, name)))
+
+
+def _tensor(i: int, row: Any) -> Tensor:
+    r = dict(zip(TENSOR_FIELDS, list_field(row, "row", len(TENSOR_FIELDS))))
+    return Tensor(i, bytes_field(r["bytes"], "bytes"), str_field(r["kind"], "kind"),
+                  opt_int_field(r["producer"], "producer", 0), opt_int_field(r["alias_of"], "alias_of", 0),
+                  opt_int_field(r["inplace_of"], "inplace_of", 0), str_field(r["name"], "name"),
+                  dict_field(r["meta"], "meta"))
+
+
+def _op(j: int, row: Any) -> Op:
+    r = dict(zip(OP_FIELDS, list_field(row, "row", len(OP_FIELDS))))
+    return Op(j, str_field(r["name"], "name"), str_field(r["target"], "target"), _ids(r["inputs"], "inputs"),
+              _ids(r["outputs"], "outputs"), float_field(r["cost"], "cost", 0.0),
+              float_field(r["flops"], "flops", 0.0), bytes_field(r["bytes_moved"], "bytes_moved"),
+              _ids(r["mutated"], "mutated"), bool_field(r["random"], "random"), dict_field(r["meta"], "meta"))
+
+
+def graph_from_dict(d: Any, source: str = "") -> Graph:
+    check_schema(d, "graph", GRAPH_SCHEMA_VERSION, source)
+    where = f"malformed graph {source}".rstrip()
+    rows = {}
+    try:
+        for key in ("tensors", "ops", "required"):
+            rows[key] = list_field(get(d, key), key)
+        name = str_field(d.get("name", ""), "name")
+        meta = dict_field(d.get("meta"), "meta")
+        if "alignment" in meta:
+            int_field(meta["alignment"], "meta.alignment", 1, 2**30)
+        required = _ids(rows["required"], "required")
+    except FieldError as exc:
+        raise GraphError(f"{where}: {exc}") from None
+    tensors, ops = [], []
+    for i, row in enumerate(rows["tensors"]):
+        try:
+            tensors.append(_tensor(i, row))
+        except FieldError as exc:
+            raise GraphError(f"{where}: tensor {i}: {exc}") from None
+    for j, row in enumerate(rows["ops"]):
+        try:
+            ops.append(_op(j, row))
+        except FieldError as exc:
+            raise GraphError(f"{where}: op {j}: {exc}") from None
+    if not ops:
+        raise GraphError(f"{where}: the graph has no ops (nothing to plan)")
+    g = Graph(name, tuple(tensors), tuple(ops), required, meta)
+    try:
+        check_graph(g)
+    except GraphError as exc:
+        raise GraphError(f"{source}: {exc}" if source else str(exc)) from None
+    return g

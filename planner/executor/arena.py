@@ -13,17 +13,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..errors import UserError
+from ..errors import ExecError, UserError  # noqa: F401  (ExecError re-exported)
 
 _DTYPES = {
     "float64": "float64", "float32": "float32", "bfloat16": "bfloat16", "float16": "float16",
     "int64": "int64", "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8",
     "bool": "bool", "complex64": "complex64",
 }
-
-
-class ExecError(UserError):
-    """The executor cannot run a plan (a recipe or placement it cannot honour); one line."""
 
 
 def torch_dtype(name: str):

@@ -8,30 +8,11 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any
 
-from ..graph import Graph
-from .arena import ExecError
+from ..profile.factory import Recipe, make_optimizer, recipe_of  # noqa: F401  (re-exported)
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Recipe:
-    model: str          # zoo name
-    batch: int          # batch size
-    seed: int           # torch.manual_seed before building
-    optimizer: dict     # {"name": "none"|"sgd"|"adam", hyperparameters}
-
-
-def recipe_of(g: Graph) -> Recipe:
-    m = g.meta
-    missing = [k for k in ("model", "batch", "seed", "optimizer") if k not in m]
-    if missing:
-        raise ExecError(f"graph {g.name!r} has no replay recipe ({', '.join(missing)} missing from its meta); "
-                        f"the executor runs captured zoo models only")
-    return Recipe(str(m["model"]), int(m["batch"]), int(m["seed"]), dict(m["optimizer"]))
 
 
 def build(rec: Recipe, device: str):
@@ -40,27 +21,6 @@ def build(rec: Recipe, device: str):
     from ..profile.models import functional_spelling
     with functional_spelling():  # the aot route's graphs were captured from this spelling
         return build_model(rec.model, rec.batch, rec.seed, device)
-
-
-def make_optimizer(rec: Recipe, model):
-    import torch
-    o = rec.optimizer
-    name = o.get("name", "none")
-    params = list(model.parameters())
-    if name == "none":
-        return None
-    if name == "sgd":
-        return torch.optim.SGD(params, lr=o["lr"], foreach=False)
-    if name == "adam":
-        opt = torch.optim.Adam(params, lr=o["lr"], betas=tuple(o["betas"]), eps=o["eps"],
-                               foreach=False, fused=False)
-        step = int(o.get("step", 1))
-        if step != 1:  # the capture starts from zero state at step `step`: seed the counters
-            for p in params:
-                opt.state[p] = {"step": torch.tensor(float(step - 1)),
-                                "exp_avg": torch.zeros_like(p), "exp_avg_sq": torch.zeros_like(p)}
-        return opt
-    raise ExecError(f"optimizer {name!r} is not supported by the executor")
 
 
 def step(model, inputs: tuple, opt) -> Any:

@@ -9,12 +9,10 @@ Nothing of the user's objects is changed: the plan runs on copies of their value
 from __future__ import annotations
 
 import copy
-import importlib
 import time
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import UserError
 from ..graph import Graph
 from .arena import ExecError
 
@@ -151,55 +149,18 @@ def _named_values(model, opt) -> dict[str, Any]:
     return out
 
 
-def load_factory(spec: str) -> Callable:
-    """"pkg.mod:factory" -> the callable (one-line UserError when it cannot be had)."""
-    mod_name, sep, fn_name = spec.partition(":")
-    if not sep or not mod_name or not fn_name:
-        raise UserError(f"--module {spec!r}: expected pkg.module:factory")
-    try:
-        mod = importlib.import_module(mod_name)
-    except Exception as exc:  # noqa: BLE001 - any import failure is the user's module
-        raise UserError(f"--module {spec}: cannot import {mod_name}: {type(exc).__name__}: "
-                        f"{(str(exc).splitlines() or [''])[0]}") from None
-    fn = getattr(mod, fn_name, None)
-    if not callable(fn):
-        raise UserError(f"--module {spec}: {mod_name} has no callable {fn_name}")
-    return fn
-
-
-def call_factory(spec: str, seed: int) -> tuple:
-    """Seed, call the factory; returns (model, batch, loss_fn, optimizer)."""
-    import torch
-    fn = load_factory(spec)
-    torch.manual_seed(seed)
-    try:
-        got = fn()
-    except Exception as exc:  # noqa: BLE001 - the user's factory failed
-        raise UserError(f"--module {spec}: the factory raised {type(exc).__name__}: "
-                        f"{(str(exc).splitlines() or [''])[0]}") from None
-    if not isinstance(got, (tuple, list)) or not 2 <= len(got) <= 4:
-        raise UserError(f"--module {spec}: the factory must return (model, batch[, loss_fn[, optimizer]]), "
-                        f"got {type(got).__name__}" + (f" of {len(got)}" if isinstance(got, (tuple, list)) else ""))
-    model, batch, loss_fn, opt = (*got, None, None)[:4]
-    if not isinstance(model, torch.nn.Module):
-        raise UserError(f"--module {spec}: the factory's first value is a {type(model).__name__}, not a torch.nn.Module")
-    if not isinstance(batch, (torch.Tensor, tuple, list)):
-        raise UserError(f"--module {spec}: the factory's batch is a {type(batch).__name__}; give a tensor or a tuple")
-    if opt is not None and not isinstance(opt, torch.optim.Optimizer):
-        raise UserError(f"--module {spec}: the factory's optimizer is a {type(opt).__name__}, not a torch.optim.Optimizer")
-    return model, batch, loss_fn, opt
-
-
 def source_from_recipe(g: Graph) -> ModelSource:
     """Rebuild the objects an eager graph was captured from: the ``--module`` factory, or the zoo."""
     m = g.meta
     steps = int(m.get("steps", 1))
     if "module" in m:
+        from ..profile.factory import call_factory
+
         model, batch, loss_fn, opt = call_factory(str(m["module"]), int(m.get("seed", 0)))
         return ModelSource(model, batch, loss_fn, opt, steps, g.name)
     from ..profile.build import build_model
     from ..profile.step import first_output
-    from .reference import make_optimizer, recipe_of
+    from ..profile.factory import make_optimizer, recipe_of
     rec = recipe_of(g)
     model, inputs = build_model(rec.model, rec.batch, rec.seed, "cpu")
     return ModelSource(model, inputs, first_output, make_optimizer(rec, model), steps, rec.model)

@@ -89,7 +89,7 @@ def capture_model(name: str, batch: int | None = None, optimizer: str = "sgd",
 def _capture_eager(name, spec, batch, optimizer, device_profile, precision, measure, seed, steps, meta):
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from ..executor.reference import Recipe, make_optimizer
+    from .factory import Recipe, make_optimizer
     from .devices import DEVICES, PRECISIONS, default_precision
     from .eager import record
     from .optim import OPTIMIZERS

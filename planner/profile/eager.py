@@ -244,7 +244,7 @@ def capture_objects(model, batch, loss_fn=None, optimizer=None, steps: int = 1, 
 def capture_module(spec: str, steps: int = 1, seed: int = 0, device_profile: str = "a100-80gb",
                    precision: str | None = None) -> Graph:
     """``profile --module pkg.mod:factory``: seed, call the factory, capture what it returns."""
-    from ..executor.user import call_factory
+    from .factory import call_factory
     model, batch, loss_fn, opt = call_factory(spec, seed)
     return capture_objects(model, batch, loss_fn, opt, steps, name=spec.rpartition(":")[2],
                            device_profile=device_profile, precision=precision,
