@@ -99,20 +99,8 @@ def combine_levels(levels: list[Built], p: RematProblem, threads: int, seed: int
         h.addRows(lp.num_row_, np.asarray(lp.row_lower_), np.asarray(lp.row_upper_), len(index),
                   np.asarray(start[:-1], dtype=np.int32), np.asarray(index, dtype=np.int32) + off,
                   np.asarray(value, dtype=np.float64))
-    lo: list[float] = []
-    hi: list[float] = []
-    starts: list[int] = [0]
-    idx: list[int] = []
-    val: list[float] = []
-
-    def row(terms: list[tuple[int, float]], a: float, b: float) -> None:
-        for c, v in terms:
-            idx.append(c)
-            val.append(v)
-        starts.append(len(idx))
-        lo.append(a)
-        hi.append(b)
-
+    rows = _Rows()
+    row = rows.add
     f_off = offs[len(levels) - 1]  # the finest level's first column
     pos = {t: j for j, t in enumerate(fine.checkpoints)}
     for b, off in zip(levels[:-1], offs):
@@ -130,9 +118,7 @@ def combine_levels(levels: list[Built], p: RematProblem, threads: int, seed: int
                 row([(off + c, 1.0)] + [(x, -1.0) for x in cols], -np.inf, 0.0)
                 for x in cols:
                     row([(off + c, 1.0), (x, -1.0)], 0.0, np.inf)
-    if lo:
-        h.addRows(len(lo), np.asarray(lo), np.asarray(hi), len(idx), np.asarray(starts[:-1], dtype=np.int32),
-                  np.asarray(idx, dtype=np.int32), np.asarray(val, dtype=np.float64))
+    rows.add_to(h)
     log.info("checkpoint relaxation: %d levels (%s checkpoints), %d columns, %d rows", len(levels),
              "/".join(str(len(b.checkpoints)) for b in levels), nc, h.getNumRow())
     return Built(h, fine.checkpoints, [{k: c + f_off for k, c in Ri.items()} for Ri in fine.r],
@@ -181,11 +167,7 @@ def build_relaxation(p: RematProblem, capacity: int, checkpoints: list[int], thr
             Li[v] = ONE if (prod[v] == t or v in must) else var()
         L.append(Li)
         R.append({k: var(float(p.cost[k])) for k in range(t + 1) if limit[k] > t})
-    rows_lo: list[float] = []
-    rows_hi: list[float] = []
-    starts: list[int] = [0]
-    idx: list[int] = []
-    val: list[float] = []
+    rows = _Rows()
 
     def row(terms: list[tuple[int, float]], lo: float, hi: float) -> None:
         """sum coef*x + constants in [lo, hi]; terms with column ONE move to the bounds."""
@@ -201,12 +183,7 @@ def build_relaxation(p: RematProblem, capacity: int, checkpoints: list[int], thr
             if lo > 1e-9 or hi < -1e-9:
                 raise _Infeasible
             return
-        for c, a in merged.items():
-            idx.append(c)
-            val.append(a)
-        starts.append(len(idx))
-        rows_lo.append(lo)
-        rows_hi.append(hi)
+        rows.add(merged.items(), lo, hi)
 
     def avail(i: int, u: int) -> list[tuple[int, float]] | None:
         """Terms of 'u is live at M_i or produced in interval i'; None: always available."""
@@ -377,17 +354,40 @@ def build_relaxation(p: RematProblem, capacity: int, checkpoints: list[int], thr
     f = power_of_two_scale(p.cost)
     h.addVars(nc, np.asarray(cols_lo), np.asarray(cols_hi))
     h.changeColsCost(nc, np.arange(nc, dtype=np.int32), np.asarray(cols_c) * f)
-    nr = len(rows_lo)
-    h.addRows(nr, np.asarray(rows_lo, dtype=np.float64), np.asarray(rows_hi, dtype=np.float64), len(idx),
-              np.asarray(starts[:-1], dtype=np.int32), np.asarray(idx, dtype=np.int32),
-              np.asarray(val, dtype=np.float64))
-    log.info("checkpoint relaxation: %d checkpoints, %d columns, %d rows", m, nc, nr)
+    rows.add_to(h)
+    log.info("checkpoint relaxation: %d checkpoints, %d columns, %d rows", m, nc, len(rows.lo))
     return Built(h, cps, R, L)
 
 
 def _timed_out(checkpoints: int, ops: int) -> tuple[float, str]:
     log.info("checkpoint relaxation: build passed its deadline (%d checkpoints, %d ops)", checkpoints, ops)
     return 0.0, Status.TIMEOUT
+
+
+class _Rows:
+    """Rows gathered in CSR form, added to a HiGHS model in one call."""
+
+    def __init__(self) -> None:
+        self.lo: list[float] = []
+        self.hi: list[float] = []
+        self.starts: list[int] = [0]
+        self.idx: list[int] = []
+        self.val: list[float] = []
+
+    def add(self, terms, lo: float, hi: float) -> None:
+        """lo <= sum coef * column <= hi over ``terms`` (column, coef)."""
+        for c, a in terms:
+            self.idx.append(c)
+            self.val.append(a)
+        self.starts.append(len(self.idx))
+        self.lo.append(lo)
+        self.hi.append(hi)
+
+    def add_to(self, h) -> None:
+        if self.lo:
+            h.addRows(len(self.lo), np.asarray(self.lo, dtype=np.float64), np.asarray(self.hi, dtype=np.float64),
+                      len(self.idx), np.asarray(self.starts[:-1], dtype=np.int32),
+                      np.asarray(self.idx, dtype=np.int32), np.asarray(self.val, dtype=np.float64))
 
 
 class _BuildTimeout(Exception):
