@@ -62,7 +62,12 @@ def main() -> None:
     ap.add_argument("graphs", nargs="+", help="zoo names or graph files of one model")
     ap.add_argument("--target", type=float, default=0.25, help="ratio of the peak to reach (default 0.25)")
     a = ap.parse_args()
-    pts = [report(n, load(n)) for n in a.graphs]
+    graphs = [(n, load(n)) for n in a.graphs]
+    routes = {(g.meta.get("model"), g.meta.get("capture")) for _, g in graphs}
+    pts = [report(n, g) for n, g in graphs]
+    if len(routes) > 1:  # a fit across models or capture routes would mean nothing
+        print(f"\nno fit: the graphs are of {len(routes)} models or capture routes")
+        return
     pts = sorted({b: (b, P, F) for b, P, F in pts if b}.values())
     if len(pts) < 2:
         return
