@@ -10,6 +10,9 @@ import signal
 
 import pytest
 
+from planner.study.runner import run_study
+from planner.study.spec import Grid, StudySpec
+
 if os.environ.get("COOP_REQUIRE_RAY") == "1":
     import ray
 else:
@@ -17,9 +20,6 @@ else:
 
 # a hung Ray (a worker that never starts) must fail this test, not stall CI
 WALL_LIMIT_S = 180
-
-from planner.study.runner import run_study
-from planner.study.spec import Grid, StudySpec
 
 
 def _alarm(signum, frame):

@@ -91,7 +91,8 @@ def run(args) -> int:
     v = res.validation or {}
     out = {
         "model": g.name, "method": args.method, "ratio": ratio, "ratio_of": args.ratio_of,
-        **ratio_of_fields(g, budget, params.alignment), "budget_bytes": budget, "baseline_peak_bytes": peak, "status": res.status,
+        **ratio_of_fields(g, budget, params.alignment), "budget_bytes": budget, "baseline_peak_bytes": peak,
+        "status": res.status,
         "overhead": v.get("overhead") if res.has_plan else None,
         "peak_bytes": v.get("peak_bytes") if res.has_plan else None,
         "peak_address": v.get("peak_address") if res.has_plan else None,
