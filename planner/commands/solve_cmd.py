@@ -9,6 +9,7 @@ from ..budget import budget_for, parse_ratio
 from ..errors import UserError
 from ..models import load_graph_arg
 from ..params import SolveParams
+from ..ratio_of import add_ratio_of, ratio_of_fields
 from ..registry import get_method, solve
 from ..result import STARTING_PLANS, Status
 from .common import add_graph_args, fmt_bytes, print_json
@@ -30,6 +31,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("solve", help="plan one training step under a memory budget")
     add_graph_args(p)
     p.add_argument("--ratio", required=True, help="budget as a fraction of the baseline peak, in (0, 1]")
+    add_ratio_of(p)
     p.add_argument("--method", default=DEFAULT_METHOD, help=f"method name (default {DEFAULT_METHOD}; see `planner list`)")
     add_solver_options(p, DEFAULT_TIME_LIMIT)
     p.add_argument("--solver", default=None, choices=("highs", "cbc", "gurobi"),
@@ -80,7 +82,7 @@ def run(args) -> int:
     g = load_graph_arg(args.model, args.graph)
     params = params_from_args(args)
     peak = baseline_peak(g, params.alignment)
-    budget = budget_for(g, ratio, params.alignment)
+    budget = budget_for(g, ratio, params.alignment, ratio_of=args.ratio_of)
     res = solve(g, budget, args.method, params)
     plan_path, write_error = None, None
     if args.out and res.has_plan:
@@ -88,8 +90,9 @@ def run(args) -> int:
         plan_path = None if write_error else args.out
     v = res.validation or {}
     out = {
-        "model": g.name, "method": args.method, "ratio": ratio, "budget_bytes": budget,
-        "baseline_peak_bytes": peak, "status": res.status,
+        "model": g.name, "method": args.method, "ratio": ratio, "ratio_of": args.ratio_of,
+        **ratio_of_fields(g, budget, params.alignment), "budget_bytes": budget, "baseline_peak_bytes": peak,
+        "status": res.status,
         "overhead": v.get("overhead") if res.has_plan else None,
         "peak_bytes": v.get("peak_bytes") if res.has_plan else None,
         "peak_address": v.get("peak_address") if res.has_plan else None,
@@ -105,7 +108,8 @@ def run(args) -> int:
     if args.json:
         print_json(out)
     else:
-        print(f"{g.name}  method {args.method}  ratio {ratio:g}  budget {fmt_bytes(budget)} "
+        of = "" if args.ratio_of == "peak" else f" of the activations ({budget / peak:.4f} of the peak)"
+        print(f"{g.name}  method {args.method}  ratio {ratio:g}{of}  budget {fmt_bytes(budget)} "
               f"(baseline peak {fmt_bytes(peak)})")
         print(f"status    {res.status}" + (f"  ({res.message})" if res.message else ""))
         if res.has_plan:

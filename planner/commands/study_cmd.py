@@ -8,6 +8,7 @@ import shlex
 import sys
 
 from ..errors import UserError
+from ..ratio_of import RATIO_OF, RATIO_OF_HELP
 from .common import print_json
 from .options import SEED_MAX, positive_int, seconds, seed
 
@@ -25,6 +26,7 @@ def add_parser(sub) -> None:
                    help="hard wall seconds per cell before it is killed, > 0 (default 2 x time limit + 120)")
     p.add_argument("--seed", type=seed, default=0, help=f"solver seed in [0, {SEED_MAX}] (default 0)")
     p.add_argument("--threads", type=positive_int, default=1, help="solver threads per cell, >= 1 (default 1)")
+    p.add_argument("--ratio-of", default=None, choices=RATIO_OF, help=RATIO_OF_HELP)
     p.add_argument("--jobs", type=positive_int, default=1, help="cells in parallel, >= 1 (default 1)")
     p.add_argument("--force", action="store_true",
                    help="run a different grid in a folder that holds another study (its study.json is replaced)")
@@ -51,6 +53,8 @@ def _spec_from_args(args):
         spec = StudySpec.load(args.spec)
         if tl is not None:
             raise UserError("--time-limit cannot override a --spec study (edit its study.json)")
+        if args.ratio_of is not None and args.ratio_of != spec.ratio_of:
+            raise UserError(f"--ratio-of cannot override a --spec study (it has ratio_of {spec.ratio_of})")
         return spec
     if args.preset:
         spec = preset(args.preset, tl if tl is not None else 60.0)
@@ -63,7 +67,7 @@ def _spec_from_args(args):
 
     return replace(spec, name=args.name or (spec.name if args.preset else _name_from_out(args.out, spec.name)),
                    seed=args.seed, threads=args.threads, wall_limit=args.wall_limit,
-                   save_plans=args.save_plans,
+                   save_plans=args.save_plans, ratio_of=args.ratio_of or "peak",
                    extra={**spec.extra, "command": "python -m planner " + shlex.join(sys.argv[1:])
                           if sys.argv and sys.argv[0].endswith(("__main__.py", "planner", "coop-planner"))
                           else ""})

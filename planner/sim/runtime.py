@@ -75,6 +75,7 @@ class SimStats:
     evicting_allocs: int = 0      # allocations that needed eviction
     search_seconds: float = 0.0   # wall time inside the heuristic's make_room
     frag_samples: float = 0.0     # Σ free/pool before each evicting allocation
+    frag_after: float = 0.0       # Σ free/pool after its eviction and placement (OneFlow Coop's sampling)
     peak_used: int = 0
     peak_address: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -88,6 +89,7 @@ class SimStats:
             "search_latency_total_s": self.search_seconds,
             "search_latency_mean_s": self.search_seconds / n if n else 0.0,
             "fragmentation_sim": self.frag_samples / n if n else 0.0,
+            "fragmentation_after_eviction": self.frag_after / n if n else 0.0,
             "sim_peak_bytes": self.peak_used, "sim_peak_address": self.peak_address,
             **self.extra,
         }
@@ -292,6 +294,8 @@ class Runtime:
             t0 = time.perf_counter()
             off = self.h.make_room(self, size, high)
             st.search_seconds += time.perf_counter() - t0
+            if off is not None and self.budget:
+                st.frag_after += (self.mem.free_bytes() - size) / self.budget
             if off is None:
                 o = self.g.ops[op]
                 raise Infeasible(

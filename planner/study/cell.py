@@ -14,6 +14,7 @@ from .. import validator  # noqa: F401  (registry.solve imports it lazily)
 from ..analysis import baseline_cost, baseline_peak, min_feasible_budget
 from ..errors import UserError
 from ..models import load_model
+from ..ratio_of import budget_of
 from ..registry import get_method, methods, solve
 from .spec import Cell
 
@@ -77,10 +78,11 @@ def run_cell(cell: Cell, keep_plan: bool = False) -> dict[str, Any]:
         g = _GRAPHS.get(cell.model) or _load(cell.model)
         params = cell.params()
         peak = baseline_peak(g, params.alignment)
-        budget = int(cell.ratio * peak)
+        budget = budget_of(g, cell.ratio, cell.ratio_of, params.alignment)
         mb = min_feasible_budget(g, params.alignment)
         rec.update(graph_hash=g.hash, n_ops=len(g.ops), n_tensors=len(g.tensors), baseline_peak_bytes=peak,
-                   budget_bytes=budget, min_budget_bytes=mb.bytes, baseline_cost=baseline_cost(g))
+                   ratio_of=cell.ratio_of, budget_bytes=budget, min_budget_bytes=mb.bytes,
+                   baseline_cost=baseline_cost(g))
         if budget < mb.bytes:
             # no plan of any method can exist: recorded as a proven infeasibility, not an error
             rec.update(status="infeasible", message=f"below the minimum feasible budget "

@@ -20,13 +20,14 @@ from ..errors import UserError
 from ..fields import FieldError, bool_field, check_keys, dict_field, float_field, get, int_field, list_field, str_field
 from ..jsonio import check_schema, dump_json, load_json
 from ..params import SolveParams
+from ..ratio_of import RATIO_OF
 
 STUDY_SCHEMA_VERSION = 1
 # SolveParams fields a method variant may not set: they are study-wide.
 _STUDY_WIDE = {"time_limit", "threads", "seed", "verbose"}
 _PARAM_FIELDS = {f.name: f for f in dataclasses.fields(SolveParams)}
 SPEC_KEYS = ("kind", "schema_version", "name", "grids", "time_limit", "seed", "threads", "wall_limit",
-             "save_plans", "preset", "extra")
+             "save_plans", "preset", "extra", "ratio_of")
 GRID_KEYS = ("models", "ratios", "methods")
 
 
@@ -168,6 +169,7 @@ class Cell:
     time_limit: float          # seconds given to the method
     seed: int = 0
     threads: int = 1
+    ratio_of: str = "peak"     # what the ratio is a fraction of (planner.ratio_of)
 
     @property
     def base_method(self) -> str:
@@ -179,8 +181,11 @@ class Cell:
 
     @property
     def key(self) -> dict[str, Any]:
-        return {"model": self.model, "ratio": self.ratio, "method": self.method,
-                "time_limit": self.time_limit, "seed": self.seed, "threads": self.threads}
+        key = {"model": self.model, "ratio": self.ratio, "method": self.method,
+               "time_limit": self.time_limit, "seed": self.seed, "threads": self.threads}
+        if self.ratio_of != "peak":  # absent for the default: earlier studies keep their cell names
+            key["ratio_of"] = self.ratio_of
+        return key
 
     @property
     def file_name(self) -> str:
@@ -202,6 +207,7 @@ class StudySpec:
     preset: str | None = None          # preset name when made from one (adds its paper comparison)
     schema_version: int = STUDY_SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)  # free-form notes (command line, comments)
+    ratio_of: str = "peak"             # every ratio is a fraction of this (planner.ratio_of)
 
     def cells(self) -> list[Cell]:
         seen: dict[tuple, Cell] = {}
@@ -209,7 +215,7 @@ class StudySpec:
             for m in g.models:
                 for r in g.ratios:
                     for meth in g.methods:
-                        c = Cell(m, r, meth, self.time_limit, self.seed, self.threads)
+                        c = Cell(m, r, meth, self.time_limit, self.seed, self.threads, self.ratio_of)
                         seen.setdefault((m, r, meth), c)
         return list(seen.values())
 
@@ -232,6 +238,8 @@ class StudySpec:
             raise UserError(f"wall limit must be a positive number of seconds, got {self.wall_limit}")
         if self.threads < 1:
             raise UserError(f"threads must be >= 1, got {self.threads}")
+        if self.ratio_of not in RATIO_OF:
+            raise UserError(f"ratio_of must be one of {', '.join(RATIO_OF)}, got {self.ratio_of!r}")
         for g in self.grids:
             check_models(g.models)
             parse_methods(g.methods)
@@ -243,7 +251,8 @@ class StudySpec:
         return {"kind": "study", "schema_version": self.schema_version, "name": self.name,
                 "grids": [g.to_dict() for g in self.grids], "time_limit": self.time_limit,
                 "seed": self.seed, "threads": self.threads, "wall_limit": self.wall_limit,
-                "save_plans": self.save_plans, "preset": self.preset, "extra": self.extra}
+                "save_plans": self.save_plans, "preset": self.preset, "extra": self.extra,
+                "ratio_of": self.ratio_of}
 
     def save(self, path: str) -> None:
         dump_json(path, self.to_dict())
@@ -270,7 +279,8 @@ class StudySpec:
                 wall_limit=None if wall is None else float_field(wall, "wall_limit"),
                 save_plans=bool_field(d.get("save_plans", False), "save_plans"),
                 preset=None if d.get("preset") is None else str_field(d["preset"], "preset"),
-                extra=dict_field(d.get("extra"), "extra"))
+                extra=dict_field(d.get("extra"), "extra"),
+                ratio_of=str_field(d.get("ratio_of", "peak"), "ratio_of"))
         except FieldError as exc:
             raise UserError(f"{where}: {exc}") from None
 

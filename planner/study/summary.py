@@ -105,6 +105,9 @@ def render(spec: StudySpec, records: list[dict[str, Any]], runs: list[dict[str, 
     cell_wall = sum(r.get("wall_seconds") or 0.0 for r in records)
     L.append(f"{len(records)} cells ({', '.join(f'{k} {v}' for k, v in sorted(st.items()))}); time limit "
              f"{spec.time_limit:g} s per cell, {spec.threads} thread(s); summed cell wall time {cell_wall:.0f} s.")
+    if spec.ratio_of != "peak":
+        L.append(f"Ratios are of the {spec.ratio_of} (--ratio-of {spec.ratio_of}): budget = resident bytes + "
+                 "ratio x the activations-only peak (docs/budgets.md).")
     for r in runs or []:
         if r.get("ran"):
             L.append(f"Run finished {r.get('finished_utc', '?')}: {r['ran']} cells computed in "
