@@ -239,6 +239,18 @@ def _local_worker(cell: Cell, out: str, keep_plan: bool) -> None:
     _finish(Path(out), cell, rec)
 
 
+def _fill(out: Path, pending: list[Cell], running: dict, jobs: int, start, report) -> None:
+    """Start cells until ``jobs`` run: each claimed first (its lock file), then ``start(cell)``
+    gives the handle ``running`` keys it by."""
+    while pending and len(running) < jobs:
+        c = pending.pop()
+        if not claim(out, c):  # another run took it since the start
+            log.warning("cell %s %g %s is being run by another process; left to it", c.model, c.ratio, c.method)
+            continue
+        running[start(c)] = (c, time.perf_counter())
+        report(len(running), None)
+
+
 def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) -> None:
     # fork: workers start in milliseconds and inherit the loaded registry; spawn elsewhere
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
@@ -250,17 +262,14 @@ def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) 
     pending = list(reversed(todo))
     running: dict[Any, tuple[Cell, float]] = {}
     try:
+        def start(c: Cell):
+            p = ctx.Process(target=_local_worker, args=(c, str(out), spec.save_plans), daemon=True)
+            p.start()
+            note_worker(out, c, p.pid)
+            return p
+
         while pending or running:
-            while pending and len(running) < jobs:
-                c = pending.pop()
-                if not claim(out, c):  # another run took it since the start
-                    log.warning("cell %s %g %s is being run by another process; left to it", c.model, c.ratio, c.method)
-                    continue
-                p = ctx.Process(target=_local_worker, args=(c, str(out), spec.save_plans), daemon=True)
-                p.start()
-                note_worker(out, c, p.pid)
-                running[p] = (c, time.perf_counter())
-                report(len(running), None)
+            _fill(out, pending, running, jobs, start, report)
             # wake as soon as a worker exits (its sentinel), or to check the wall limits
             mp_connection.wait([p.sentinel for p in running], timeout=0.5)
             for p in list(running):
@@ -323,12 +332,7 @@ def _run_ray(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, address: s
     running: dict[Any, tuple[Cell, float]] = {}
     try:
         while pending or running:
-            while pending and len(running) < jobs:
-                c = pending.pop()
-                if not claim(out, c):
-                    continue
-                running[remote.remote(c.key, spec.save_plans)] = (c, time.perf_counter())
-                report(len(running), None)
+            _fill(out, pending, running, jobs, lambda c: remote.remote(c.key, spec.save_plans), report)
             ready, _ = ray.wait(list(running), num_returns=1, timeout=0.2)
             for ref in ready:
                 c, started = running.pop(ref)
