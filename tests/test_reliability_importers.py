@@ -7,27 +7,13 @@ import gzip
 import json
 
 import pytest
-
-from planner.cli import main
+from cliutil import _err2, run
 
 TRACE = "\n".join(json.dumps(r) for r in [
     {"INSTRUCTION": "CONSTANT", "NAME": "w"}, {"INSTRUCTION": "MEMORY", "NAME": "w", "MEMORY": "64"},
     {"INSTRUCTION": "CALL", "NAME": "mm", "ARGS": ["w"], "RESULT": ["y"], "TIME": "10"},
     {"INSTRUCTION": "MEMORY", "NAME": "y", "MEMORY": "128"}, {"INSTRUCTION": "ALIAS", "NAME": "y", "ALIAS": "-1"},
 ]).encode()
-
-
-def run(capsys, *argv):
-    rc = main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def _err2(rc, out, err, *needles):
-    assert rc == 2, (rc, out, err)
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    for n in needles:
-        assert n in err, (n, err)
 
 
 def _import(tmp_path, capsys, name: str, data: bytes, fmt: str):

@@ -7,24 +7,12 @@ import json
 from dataclasses import replace
 
 import pytest
+from cliutil import _err2, run
 
 from planner.analysis import baseline_peak
 from planner.cli import main
 from planner.models import load_model
 from planner.registry import solve
-
-
-def run(capsys, *argv):
-    rc = main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def _err2(rc, out, err, *needles):
-    assert rc == 2, (rc, out, err)
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    for n in needles:
-        assert n in err, (n, err)
 
 
 def _graph_doc():

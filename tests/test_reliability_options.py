@@ -4,16 +4,11 @@ where it is not used, exit codes and ranges in --help."""
 from __future__ import annotations
 
 import pytest
+from cliutil import run
 
 from planner.cli import build_parser, main
 
 CSV = "id,lower,upper,size\na,0,2,8\n"
-
-
-def run(capsys, *argv):
-    rc = main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def _argv(cmd: str, t) -> list[str]:

@@ -9,17 +9,12 @@ import stat
 import time
 
 import pytest
+from cliutil import run
 
 from planner.cli import main
 from planner.plan import Plan
 
 CSV = "id,lower,upper,size\na,0,2,8\nb,1,3,8\n"
-
-
-def run(capsys, *argv):
-    rc = main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def _one_line_error(rc, out, err):

@@ -13,16 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from cliutil import run
 
 from planner.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def run(capsys, *argv):
-    rc = main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
