@@ -19,3 +19,5 @@ register("milp-joint", "formulations.joint:solve_joint", "exact",
          "joint remat + address MILP with big-M disjunctions (small graphs; cross-check)")
 register("constructive", "formulations.constructive:solve_constructive", "heuristic",
          "offline construction (keep-set descent, gap eviction), pruned; no plan: exit 3")
+register("pytorch-budget", "formulations.pytorch_budget:solve_pytorch_budget", "baseline",
+         "PyTorch's min-cut partitioner, activation_memory_budget tuned over 0..1 (zoo aot graphs); placed, validated")

@@ -1,0 +1,112 @@
+"""What PyTorch's own min-cut partitioner saves for the backward, mapped onto our graph.
+
+The zoo model named in ``Graph.meta['model']`` is traced again by ``aot_module_simplified``
+inside a ``FakeTensorMode`` (no real memory); its partition hook runs
+``min_cut_rematerialization_partition`` on the joint graph once per value of
+``activation_memory_budget`` asked for. The forward module's extra outputs are the saved
+activations. The joint graph of this trace and the aot route's (``aot_export_module``, which
+our ops record as ``Op.meta['fx']``) dispatch the same forward aten ops in the same order, so
+forward node names agree; every name is checked (target and shape) and a mismatch is an error,
+not a silent guess. A ``getitem`` of a multi-output node maps to the tensor ``NODE.i``.
+
+Why re-trace rather than rebuild an fx graph from our Graph: the partitioner reads the joint
+graph's structure (``primals``/``tangents`` placeholders, forward outputs, fake values for
+sizes and flop estimates), which the aot route's trace (no tangents, optimizer appended) does
+not have; tracing the zoo model again gives it exactly.
+"""
+from __future__ import annotations
+
+import logging
+import operator
+
+from planner.errors import UserError
+from planner.graph import Graph
+
+log = logging.getLogger(__name__)
+
+
+def _zoo_name(g: Graph) -> str:
+    from planner.profile.zoo import ZOO
+
+    model = g.meta.get("model")
+    route = str(g.meta.get("capture", ""))
+    if not model or model not in ZOO or "aot_export_module" not in route:
+        raise UserError(f"pytorch-budget needs a zoo model captured by the aot route (graph {g.name!r} has "
+                        f"model={model!r}, capture={route or 'none'!r}): PyTorch's partitioner runs on its fx joint graph")
+    return model
+
+
+def saved_tensors(g: Graph, knobs: list[float]) -> dict[float, frozenset[int]]:
+    """knob -> tensor ids of ``g`` that the partitioner saves at ``activation_memory_budget``
+    = knob (residents it saves are left out: they are live anyway)."""
+    import torch
+    import torch._functorch.config as fcfg
+    from torch._functorch.aot_autograd import aot_module_simplified
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from planner.profile.build import build_model
+    from planner.profile.models import functional_spelling
+
+    name = _zoo_name(g)
+    batch = g.meta.get("batch")
+    seed = g.meta.get("seed", 0)
+    raw: dict[float, list[tuple[str, int | None, tuple]]] = {}
+
+    def partition(joint, joint_inputs, *, num_fwd_outputs, **kw):
+        out = None
+        for knob in knobs:
+            with fcfg.patch(activation_memory_budget=float(knob)):
+                fwd, bwd = min_cut_rematerialization_partition(joint, joint_inputs,
+                                                               num_fwd_outputs=num_fwd_outputs, **kw)
+            outs = next(iter(fwd.graph.find_nodes(op="output"))).args[0]
+            got = []
+            for n in outs[num_fwd_outputs:]:
+                val = getattr(n, "meta", {}).get("val")
+                if not isinstance(val, torch.Tensor):
+                    continue  # symbolic sizes, rng seeds: not storages
+                if n.target is operator.getitem:
+                    got.append((n.args[0].name, int(n.args[1]), tuple(val.shape)))
+                else:
+                    got.append((n.name, None, tuple(val.shape)))
+            raw[knob] = got
+            out = (fwd, bwd)
+        return out
+
+    class _Loss(torch.nn.Module):  # the zoo's modules return (loss, ...): the loss alone is differentiated
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, *x):
+            return (self.m(*x)[0],)
+
+    fake_log = logging.getLogger("torch._subclasses.fake_tensor")
+    old = fake_log.level
+    fake_log.setLevel(logging.CRITICAL)
+    try:
+        with functional_spelling(), FakeTensorMode():
+            model, inputs = build_model(name, batch, seed)
+            aot_module_simplified(_Loss(model), inputs, fw_compiler=lambda gm, _: gm,
+                                  bw_compiler=lambda gm, _: gm, partition_fn=partition)
+    finally:
+        fake_log.setLevel(old)
+    by_name = {t.name: t for t in g.tensors}
+    result: dict[float, frozenset[int]] = {}
+    for knob, got in raw.items():
+        ids = set()
+        for node, idx, shape in got:
+            label = node if idx is None else f"{node}.{idx}"
+            t = by_name.get(label)
+            if t is None and node.startswith("primals"):
+                continue  # a parameter or input: resident in our graph
+            if t is None:
+                raise RuntimeError(f"the partitioner saves {label}, which the graph {g.name} has no tensor for "
+                                   "(the two traces differ)")
+            if tuple(t.meta.get("shape", ())) != shape:
+                raise RuntimeError(f"the partitioner's {label} has shape {list(shape)}, the graph's "
+                                   f"{t.meta.get('shape')} (the two traces differ)")
+            if t.producer is not None:
+                ids.add(t.id)
+        result[knob] = frozenset(ids)
+    return result
