@@ -21,3 +21,5 @@ register("constructive", "formulations.constructive:solve_constructive", "heuris
          "offline construction (keep-set descent, gap eviction), pruned; no plan: exit 3")
 register("pytorch-budget", "formulations.pytorch_budget:solve_pytorch_budget", "baseline",
          "PyTorch's min-cut partitioner, activation_memory_budget tuned over 0..1 (zoo aot graphs); placed, validated")
+register("checkpoint-every-k", "formulations.every_k:solve_every_k", "baseline",
+         "Chen et al.'s sqrt(n) checkpointing: every k-th forward op's outputs saved, segments recomputed")

@@ -22,10 +22,12 @@ log = logging.getLogger(__name__)
 
 
 def forward_ops(g: Graph) -> int:
-    """Number of leading ops of phase "fwd" (the forward pass; the rest is backward/update)."""
+    """Number of leading forward ops (the rest is backward/update): captured ops carry
+    ``meta['phase']``, synthetic ones the target "fwd"."""
     n = 0
     for o in g.ops:
-        if o.meta.get("phase", "fwd") != "fwd":
+        phase = o.meta.get("phase") or ("fwd" if o.target == "fwd" else "bwd")
+        if phase != "fwd":
             break
         n += 1
     return n
