@@ -41,7 +41,7 @@ def saved_sequence(p: RematProblem, n_fwd: int, saved: frozenset[int]) -> list[i
     V = p.values
     avail: set[int] = set()
     for v, val in enumerate(V):
-        if val.producer >= n_fwd or V[v].tensor in saved or v in p.required:
+        if val.producer >= n_fwd or val.tensor in saved or v in p.required:
             avail.add(v)
     for v, val in enumerate(V):  # a saved view holds its base
         if v in avail and val.base is not None and val.producer < n_fwd:

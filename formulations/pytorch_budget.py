@@ -48,15 +48,17 @@ def solve_pytorch_budget(g: Graph, budget: int, params: SolveParams) -> Result:
     from .common import setup
     from .keep_plans import place_sequence
     from .schedule import lifetimes
+    from .torch_partition import zoo_name
 
+    zoo_name(g)  # a graph without fx provenance: a user error (one line, exit 2), before any work
     s = setup("pytorch-budget", g, budget, params)
     if isinstance(s, Result):
         return s
     p = s.p
     try:
         seqs = knob_sequences(g, p)
-    except UserError as exc:
-        return Result("pytorch-budget", "error", backend="torch", message=str(exc))
+    except UserError:
+        raise
     except Exception as exc:  # noqa: BLE001 - the partitioner failing is the method's answer, in one line
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         return Result("pytorch-budget", "error", backend="torch",
@@ -77,9 +79,10 @@ def solve_pytorch_budget(g: Graph, budget: int, params: SolveParams) -> Result:
     stats = {"knobs": per_knob}
     total = g.total_cost()
     for cost, peak, _, knob, seq in sorted(rows, key=lambda r: r[:3]):
-        if peak > s.cap or time.perf_counter() > s.deadline:
+        if peak > s.cap:
             continue
-        left = max(0.5, (s.deadline - time.perf_counter()) / 2)
+        # the trace may have spent the time limit: each fitting candidate still gets a placement
+        left = max(1.0, (s.deadline - time.perf_counter()) / 2)
         got = place_sequence(p, seq, budget, "pytorch-budget", left, params.seed, params.threads,
                              {"activation_memory_budget": knob})
         if got is not None and got.need <= budget:
@@ -88,7 +91,7 @@ def solve_pytorch_budget(g: Graph, budget: int, params: SolveParams) -> Result:
                           stats={**stats, "activation_memory_budget": knob, "recomputed": got.recomputed,
                                  "placement": got.placement})
     # nothing fits: measure the lowest-peak schedule as placed without a cap
-    cost, peak, _, knob, seq = min(rows, key=lambda r: (r[1], r[0]))
+    _, peak, _, knob, seq = min(rows, key=lambda r: (r[1], r[0]))
     got = place_sequence(p, seq, budget, "pytorch-budget", max(1.0, s.deadline - time.perf_counter()),
                          params.seed, params.threads, {"activation_memory_budget": knob})
     if got is None:

@@ -25,7 +25,7 @@ from planner.graph import Graph
 log = logging.getLogger(__name__)
 
 
-def _zoo_name(g: Graph) -> str:
+def zoo_name(g: Graph) -> str:
     from planner.profile.zoo import ZOO
 
     model = g.meta.get("model")
@@ -48,7 +48,7 @@ def saved_tensors(g: Graph, knobs: list[float]) -> dict[float, frozenset[int]]:
     from planner.profile.build import build_model
     from planner.profile.models import functional_spelling
 
-    name = _zoo_name(g)
+    name = zoo_name(g)
     batch = g.meta.get("batch")
     seed = g.meta.get("seed", 0)
     raw: dict[float, list[tuple[str, int | None, tuple]]] = {}
