@@ -51,10 +51,14 @@ def saved_tensors(g: Graph, knobs: list[float]) -> dict[float, frozenset[int]]:
     name = zoo_name(g)
     batch = g.meta.get("batch")
     seed = g.meta.get("seed", 0)
-    raw: dict[float, list[tuple[str, int | None, tuple]]] = {}
+    raw: dict[float, list[tuple[str, int | None, tuple, str]]] = {}
+    order: list[tuple[str, str]] = []  # the joint's compute nodes (no getitem, no detach): (name, target)
+    detach = torch.ops.aten.detach.default
 
     def partition(joint, joint_inputs, *, num_fwd_outputs, **kw):
         out = None
+        order.extend((n.name, str(n.target)) for n in joint.graph.nodes
+                     if n.op == "call_function" and n.target is not operator.getitem and n.target is not detach)
         for knob in knobs:
             with fcfg.patch(activation_memory_budget=float(knob)):
                 fwd, bwd = min_cut_rematerialization_partition(joint, joint_inputs,
@@ -65,10 +69,12 @@ def saved_tensors(g: Graph, knobs: list[float]) -> dict[float, frozenset[int]]:
                 val = getattr(n, "meta", {}).get("val")
                 if not isinstance(val, torch.Tensor):
                     continue  # symbolic sizes, rng seeds: not storages
+                while n.target is detach:  # a saved detach holds its source: the same storage
+                    n = n.args[0]
                 if n.target is operator.getitem:
-                    got.append((n.args[0].name, int(n.args[1]), tuple(val.shape)))
+                    got.append((n.args[0].name, int(n.args[1]), tuple(val.shape), str(n.args[0].target)))
                 else:
-                    got.append((n.name, None, tuple(val.shape)))
+                    got.append((n.name, None, tuple(val.shape), str(n.target)))
             raw[knob] = got
             out = (fwd, bwd)
         return out
@@ -91,17 +97,22 @@ def saved_tensors(g: Graph, knobs: list[float]) -> dict[float, frozenset[int]]:
                                   bw_compiler=lambda gm, _: gm, partition_fn=partition)
     finally:
         fake_log.setLevel(old)
+    op_of = _align(order, g)
+    fx_target = {o.meta.get("fx"): o.target for o in g.ops}
     by_name = {t.name: t for t in g.tensors}
     result: dict[float, frozenset[int]] = {}
     for knob, got in raw.items():
         ids = set()
-        for node, idx, shape in got:
-            label = node if idx is None else f"{node}.{idx}"
+        for node, idx, shape, target in got:
+            # past the aligned forward (a backward node on parameters only, which the partitioner
+            # moves into the forward): the op of the same fx name, if its target agrees
+            ours = op_of.get(node) or (node if fx_target.get(node) == target else None)
+            label = None if ours is None else ours if idx is None else f"{ours}.{idx}"
             t = by_name.get(label)
             if t is None and node.startswith("primals"):
                 continue  # a parameter or input: resident in our graph
             if t is None:
-                raise RuntimeError(f"the partitioner saves {label}, which the graph {g.name} has no tensor for "
+                raise RuntimeError(f"the partitioner saves {node}, which the graph {g.name} has no tensor for "
                                    "(the two traces differ)")
             if tuple(t.meta.get("shape", ())) != shape:
                 raise RuntimeError(f"the partitioner's {label} has shape {list(shape)}, the graph's "
@@ -110,3 +121,16 @@ def saved_tensors(g: Graph, knobs: list[float]) -> dict[float, frozenset[int]]:
                 ids.add(t.id)
         result[knob] = frozenset(ids)
     return result
+
+
+def _align(order: list[tuple[str, str]], g: Graph) -> dict[str, str]:
+    """Joint node name -> our op's fx name, over the longest common prefix (by aten target) of
+    the two traces' compute nodes. Detaches are left out: ``aot_export_module`` records more of
+    them than the traced joint, which shifts their numbering, not the other nodes'."""
+    ours = [(o.meta.get("fx"), o.target) for o in g.ops if o.target != "aten.detach.default"]
+    out = {}
+    for (jn, jt), (on, ot) in zip(order, ours):
+        if jt != ot:
+            break
+        out[jn] = on
+    return out
