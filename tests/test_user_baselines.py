@@ -130,3 +130,26 @@ def test_cli_pytorch_budget_refuses_a_graph_without_fx_provenance(tmp_path, caps
     assert main(["solve", "--graph", str(graph), "--ratio", "0.8", "--method", "pytorch-budget"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "zoo model captured by the aot route" in err
+
+
+@pytest.mark.parametrize("model", ["unet-tiny", "resnet50-tiny", "bert-large-tiny"])
+@pytest.mark.parametrize("ratio", [0.6, 0.9])
+def test_every_k_on_zoo_models(model, ratio):
+    g = load_model(model)
+    budget = int(baseline_peak(g) * ratio)
+    res = solve(g, budget, "checkpoint-every-k", FAST)
+    if res.status == "infeasible" and "minimum feasible" in res.message:
+        return
+    _fits_or_measured(g, budget, res)
+
+
+@pytest.mark.parametrize("model", [
+    "bert-large-tiny",  # its aot trace records more detaches than the partitioner's: names shift
+    pytest.param("resnet50-tiny", marks=pytest.mark.slow),
+])
+def test_pytorch_budget_on_zoo_models(model):
+    g = load_model(model)
+    budget = int(baseline_peak(g) * 0.8)
+    res = solve(g, budget, "pytorch-budget", FAST)
+    _fits_or_measured(g, budget, res)
+    assert set(res.stats["knobs"]) >= {"0", "1", "eager"}
