@@ -36,9 +36,24 @@ def zoo_name(g: Graph) -> str:
     return model
 
 
+# (graph hash, knobs) -> saved sets: a study solves one graph at many ratios, and the trace is the
+# slow part (minutes on bert-large); the answer depends on the graph and the knobs only
+_CACHE: dict[tuple[str, tuple[float, ...]], dict[float, frozenset[int]]] = {}
+_CACHE_SIZE = 4
+
+
 def saved_tensors(g: Graph, knobs: list[float]) -> dict[float, frozenset[int]]:
     """knob -> tensor ids of ``g`` that the partitioner saves at ``activation_memory_budget``
-    = knob (residents it saves are left out: they are live anyway)."""
+    = knob (residents it saves are left out: they are live anyway). Cached per graph."""
+    key = (g.hash, tuple(knobs))
+    if key not in _CACHE:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = _trace(g, knobs)
+    return _CACHE[key]
+
+
+def _trace(g: Graph, knobs: list[float]) -> dict[float, frozenset[int]]:
     import torch
     import torch._functorch.config as fcfg
     from torch._functorch.aot_autograd import aot_module_simplified
