@@ -153,3 +153,19 @@ def test_pytorch_budget_on_zoo_models(model):
     res = solve(g, budget, "pytorch-budget", FAST)
     _fits_or_measured(g, budget, res)
     assert set(res.stats["knobs"]) >= {"0", "1", "eager"}
+
+
+@pytest.mark.slow
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(ratio=st.floats(0.6, 1.0))
+def test_exact_never_above_pytorch_budget_property(unet_tiny, ratio):
+    g, _ = unet_tiny
+    budget = int(baseline_peak(g) * ratio)
+    pb = solve(g, budget, "pytorch-budget", FAST)
+    if pb.status != "feasible":
+        return
+    ex = solve(g, budget, "exact", SolveParams(time_limit=20.0))
+    assert ex.lower_bound is not None and ex.lower_bound <= pb.objective * (1 + 1e-6)
+    if ex.status == "optimal":
+        assert ex.objective <= pb.objective * (1 + 1e-6)
