@@ -6,8 +6,9 @@ inside a ``FakeTensorMode`` (no real memory); its partition hook runs
 ``activation_memory_budget`` asked for. The forward module's extra outputs are the saved
 activations. The joint graph of this trace and the aot route's (``aot_export_module``, which
 our ops record as ``Op.meta['fx']``) dispatch the same forward aten ops in the same order, so
-forward node names agree; every name is checked (target and shape) and a mismatch is an error,
-not a silent guess. A ``getitem`` of a multi-output node maps to the tensor ``NODE.i``.
+they are aligned by aten target (``_align``); every mapped tensor's shape is checked and a
+mismatch is an error, not a silent guess. A ``getitem`` of a multi-output node maps to the
+tensor ``NODE.i``; a saved ``detach`` to its source.
 
 Why re-trace rather than rebuild an fx graph from our Graph: the partitioner reads the joint
 graph's structure (``primals``/``tangents`` placeholders, forward outputs, fake values for
