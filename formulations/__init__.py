@@ -19,3 +19,5 @@ register("milp-joint", "formulations.joint:solve_joint", "exact",
          "joint remat + address MILP with big-M disjunctions (small graphs; cross-check)")
 register("constructive", "formulations.constructive:solve_constructive", "heuristic",
          "offline construction (keep-set descent, gap eviction), pruned; no plan: exit 3")
+register("checkpoint-every-k", "formulations.every_k:solve_every_k", "baseline",
+         "Chen et al.'s sqrt(n) checkpointing: every k-th forward op's outputs saved, segments recomputed")

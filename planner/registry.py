@@ -43,6 +43,7 @@ register("none", "planner.baseline:solve_none", "baseline",
 _OPTIONAL = (
     "planner.heuristics",
     "formulations",
+    "planner.baselines",
 )
 
 

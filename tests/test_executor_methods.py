@@ -37,6 +37,9 @@ CASES = [
     ("dte", "swin-t-tiny", HEURISTIC_RATIOS, 10, False),
     ("dtr-ideal", "gpt3-2.7b-tiny", HEURISTIC_RATIOS, 10, False),
     ("exact", "bert-large-tiny", (1.0,), 30, False),
+    ("checkpoint-every-k", "unet-tiny", (0.7, 0.9), 10, False),
+    ("checkpoint-every-k", "bert-large-tiny", (0.8, 0.9, 1.0), 10, False),
+    ("pytorch-budget", "unet-tiny", (0.7, 0.8), 30, True),  # each solve traces the model again
     ("exact", "bert-large-tiny", (0.9, 0.95), 30, True),
     ("exact", "gpt3-2.7b-tiny", SOLVER_RATIOS, 30, True),
 ]
