@@ -233,7 +233,7 @@ def csv_mutated(draw):
 
 
 def _usable_csv(path):
-    from formulations.dsa import solve_dsa
+    from planner.alloc import solve_dsa
 
     buffers, _ = read_problem(path)
     sol = solve_dsa(buffers, None, time_limit=1.0, greedy_only=True)
