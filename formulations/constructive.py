@@ -55,10 +55,10 @@ class Constructed:
     placement: str      # what placed it
 
 
-def _place(p: RematProblem, seq: list[int], cap: int | None, time_limit: float, seed: int, threads: int):
+def place_fitting(p: RematProblem, seq: list[int], cap: int | None, time_limit: float, seed: int, threads: int):
     """(lifetimes, offsets, top units, solver) for ``seq`` within ``cap`` units (None: no cap:
     greedy-by-size, then the DSA at the sequence's own peak for a lower top), or None."""
-    from planner.baseline import greedy_by_size
+    from planner.alloc import greedy_by_size
 
     from .schedule import lifetimes, place
 
@@ -115,7 +115,7 @@ def _place_first(p: RematProblem, seqs, cap: int, deadline: float, seed: int, th
     """The first of ``seqs`` that places within ``cap`` (lowest peak first is not worth the
     wait: each variant costs a gap-eviction run)."""
     for seq in seqs:
-        placed = _place(p, seq, cap, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
+        placed = place_fitting(p, seq, cap, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
         if placed is not None:
             return placed
         if time.perf_counter() > deadline:
@@ -137,7 +137,7 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     for st in descend(p, t0 + time_limit / 2):
         last = st
     if last is not None:
-        placed = _place(p, list(last.seq), None, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
+        placed = place_fitting(p, list(last.seq), None, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
         if placed is not None:
             best = _constructed(p, placed, None, method, t0, "keep-set")
     # gap eviction is not monotone in the capacity (measured: layered:100 places at 0.75 of
@@ -204,7 +204,7 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
             # pruning a long sequence is slow (each try rebuilds its lifetimes): a share of the time
             prune_end = now + max(1.0, PRUNE_SHARE * (deadline - now))
             for seq in (prune_recomputations(p, list(st.seq), target, prune_end), list(st.seq)):
-                placed = _place(p, seq, cap, left, seed, threads)
+                placed = place_fitting(p, seq, cap, left, seed, threads)
                 if placed is not None:
                     found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
                     break

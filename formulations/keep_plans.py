@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from planner.graph import Graph
 from planner.plan import Plan
 
-from .problem import RematProblem
+from .problem import RematProblem, recompute_stage
 
 log = logging.getLogger(__name__)
 
@@ -49,18 +49,10 @@ def saved_sequence(p: RematProblem, n_fwd: int, saved: frozenset[int]) -> list[i
     limit = p.limit or (p.n,) * p.n
     seq = list(range(n_fwd))
     for t in range(n_fwd, p.n):
-        stage: set[int] = set()
-        stack = [v for v in p.reads[t] if v not in avail]
-        while stack:
-            v = stack.pop()
-            k = V[v].producer
-            if k in stage:
-                continue
-            if limit[k] < t:
-                return None
-            stage.add(k)
-            stack.extend(u for u in p.reads[k] if u not in avail)
-        for k in sorted(stage):
+        stage = recompute_stage(p, t, avail, limit)
+        if stage is None:
+            return None
+        for k in stage:
             seq.append(k)
             avail.update(p.outs[k])
         seq.append(t)
@@ -82,14 +74,14 @@ def place_sequence(p: RematProblem, seq: list[int], budget: int, method: str, ti
     """Lifetimes and addresses for ``seq``: within ``budget`` when its peak fits there (None when
     that placement fails), else at the lowest top the allocator finds (the plan then carries
     its own need as its budget, so that it validates and its overrun is measured)."""
-    from .constructive import _place
+    from .constructive import place_fitting
     from .schedule import build_plan
 
     cap = p.capacity(budget)
     end = time.perf_counter() + time_limit
-    placed = _place(p, seq, cap, time_limit, seed, threads) if cap >= 0 else None
+    placed = place_fitting(p, seq, cap, time_limit, seed, threads) if cap >= 0 else None
     if placed is None:
-        placed = _place(p, seq, None, max(0.5, end - time.perf_counter()), seed, threads)
+        placed = place_fitting(p, seq, None, max(0.5, end - time.perf_counter()), seed, threads)
     if placed is None:
         return None
     lt, offs, top, solver = placed

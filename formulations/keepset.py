@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .problem import RematProblem
+from .problem import RematProblem, recompute_stage
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +74,7 @@ class _Builder:
 
     def sequence(self, keep: np.ndarray) -> list[int] | None:
         """Op sequence for keep mask ``keep`` (None: a needed recomputation is not allowed)."""
-        p, prod, limit = self.p, self.producer, self.limit
-        reads, outs = p.reads, p.outs
+        p, limit, outs = self.p, self.limit, self.p.outs
         keep = keep.copy()
         keep[list(self.forced)] = True
         last = self.retention(keep)
@@ -84,18 +83,9 @@ class _Builder:
         expiring: list[list[int]] = [[] for _ in range(p.n)]
         seq: list[int] = []
         for t in range(p.n):
-            stage: set[int] = set()
-            stack = [v for v in reads[t] if v not in live]
-            while stack:
-                v = stack.pop()
-                k = prod[v]
-                if k in stage or k == t:
-                    continue
-                if limit[k] < t:
-                    return None
-                stage.add(k)
-                stack.extend(u for u in reads[k] if u not in live)
-            ops = sorted(stage)
+            ops = recompute_stage(p, t, live, limit)
+            if ops is None:
+                return None
             ops.append(t)
             seq.extend(ops)
             for k in ops:

@@ -162,3 +162,22 @@ def extract(g: Graph, alignment: int | None = None) -> RematProblem:
         values=tuple(values), outs=tuple(tuple(o) for o in outs), reads=tuple(reads),
         touch=tuple(tuple(sorted(s)) for s in touch), required=tuple(req), resident_units=resident,
         limit=tuple(limit))
+
+
+def recompute_stage(p: RematProblem, t: int, have, limit) -> list[int] | None:
+    """The ops to rerun just before op ``t`` so that it finds every input: the producers of the
+    values it reads (and, transitively, of their inputs) that are not in ``have``, in index
+    order (Checkmate's schedule class). None when one of them may not run at stage ``t``
+    (``limit``: last stage each op may run in)."""
+    stage: set[int] = set()
+    stack = [v for v in p.reads[t] if v not in have]
+    while stack:
+        v = stack.pop()
+        k = p.values[v].producer
+        if k in stage or k == t:
+            continue
+        if limit[k] < t:
+            return None
+        stage.add(k)
+        stack.extend(u for u in p.reads[k] if u not in have)
+    return sorted(stage)
