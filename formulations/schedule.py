@@ -99,9 +99,10 @@ def lifetimes(p: RematProblem, seq: list[int]) -> Lifetimes | None:
         for v in p.outs[k]:
             if _is_view(p, v) or V[v].in_resident:
                 b = V[v].base
-                if V[v].in_resident and not _is_view(p, v):
-                    # a second in-place write over a resident (Adam's v.mul_().addcmul_(), a
-                    # weight decay then the update) overwrites the first version: it is gone, not freed
+                if V[v].in_resident:
+                    # an in-place write over a resident version (Adam's v.mul_().addcmul_(), a
+                    # weight decay then the update; through a view too) overwrites it: the old
+                    # version is gone, not freed
                     gone = p.value_of.get(p.graph.tensors[V[v].tensor].inplace_of)
                     if gone is not None and gone in cur:
                         cur.pop(gone)
@@ -127,10 +128,7 @@ def lifetimes(p: RematProblem, seq: list[int]) -> Lifetimes | None:
         dead = [v for v in cur if v not in need_after[i]]
         for v in dead:
             units -= _unref(cur, users, blocks, v, pos + 1)
-        # a version overwritten in place by this op (a chain of in-place writes over a
-        # resident) is gone already: no free step for it
-        gone = {p.graph.tensors[V[v].tensor].inplace_of for v in p.outs[k] if V[v].in_resident}
-        frees.append(tuple(V[v].tensor for v in dead if V[v].tensor not in gone))
+        frees.append(tuple(V[v].tensor for v in dead))
     end = len(out_seq)
     for b in blocks:
         if b[2] < 0:
