@@ -18,10 +18,10 @@ def add_parser(sub) -> None:
     p.add_argument("--models", help="comma list of models (zoo names, synthetic specs or graph files)")
     p.add_argument("--ratios", help="LO:HI:STEP (inclusive, e.g. 0.3:0.9:0.1) or a comma list")
     p.add_argument("--methods", help="comma list of methods; ablations as METHOD/no-FLAG (e.g. coop/no-partition)")
-    p.add_argument("--preset", help="a named study: zoo, coop-paper, coop-paper-tiny")
+    p.add_argument("--preset", help="a named study: zoo, coop-paper, coop-paper-tiny, gap-zoo (its own default time limit: 300 s)")
     p.add_argument("--spec", help="run the study described by this study.json")
     p.add_argument("--name", help="study name (default: the out folder's name)")
-    p.add_argument("--time-limit", type=seconds, default=None, help="solver seconds per cell, > 0 (default 60)")
+    p.add_argument("--time-limit", type=seconds, default=None, help="solver seconds per cell, > 0 (default 60; a preset may set its own)")
     p.add_argument("--wall-limit", type=seconds, default=None,
                    help="hard wall seconds per cell before it is killed, > 0 (default 2 x time limit + 120)")
     p.add_argument("--seed", type=seed, default=0, help=f"solver seed in [0, {SEED_MAX}] (default 0)")
@@ -57,7 +57,7 @@ def _spec_from_args(args):
             raise UserError(f"--ratio-of cannot override a --spec study (it has ratio_of {spec.ratio_of})")
         return spec
     if args.preset:
-        spec = preset(args.preset, tl if tl is not None else 60.0)
+        spec = preset(args.preset, tl)
     else:
         if not all(grid_args):
             raise UserError("a grid needs --models, --ratios and --methods")

@@ -25,8 +25,8 @@ def write_outputs(spec: StudySpec, out: Path, records: list[dict[str, Any]],
     if records and plots:
         for name, fn in PLOTS:
             try:
-                fn(spec, records, out / name)
-                drawn.append(name)
+                if fn(spec, records, out / name) is not False:  # False: the plot does not apply here
+                    drawn.append(name)
             except MissingMatplotlib as exc:
                 notes.append(f"plots skipped: {exc}")
                 break

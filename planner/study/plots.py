@@ -1,5 +1,5 @@
-"""Study plots (PNG): overhead vs ratio per model with the optimum and the LP bound,
-fragmentation per method, solve time vs graph size."""
+"""Study plots (PNG): overhead vs ratio per model with the optimum (or the band it lies in) and
+the LP bound, fragmentation per method, solve time vs graph size, coop's excess over the optimum."""
 from __future__ import annotations
 
 import math
@@ -8,6 +8,7 @@ from typing import Any
 
 from ..plotting.mpl import pyplot
 from .spec import StudySpec
+from .gap import band, folded_twins, headline_rows, twin_of
 from .table import has_plan, points
 
 _MARKERS = "osD^v<>ph*Xd"
@@ -19,11 +20,32 @@ def _style(methods: list[str]) -> dict[str, tuple[str, str]]:
     return {m: (cmap[i % len(cmap)], _MARKERS[i % len(_MARKERS)]) for i, m in enumerate(methods)}
 
 
+def _clip_outliers(ax, rs: list[dict[str, Any]], twin: list[dict[str, Any]], opt: list, spans: list) -> None:
+    """Keep the optimum readable: a method that thrashes (DTR at several times the plain cost)
+    would flatten every other line, so the axis stops at twice the highest of coop, the optimum
+    and the band, and what lies above is marked at the top edge with its value."""
+    ref = [y for _, y in opt] + [hi for _, _, hi in spans]
+    ref += [r["overhead"] for r in rs if r["method"] == "coop" and has_plan(r)]
+    vals = [(r["ratio"], r["overhead"]) for r in rs + twin if has_plan(r) and r.get("overhead") is not None]
+    if not ref or not vals:
+        return
+    top = max(0.2, 2.0 * max(ref))
+    if max(y for _, y in vals) <= top:
+        return
+    ax.set_ylim(bottom=max(ax.get_ylim()[0], -0.05 * top), top=top)
+    for x, y in vals:
+        if y > top:
+            ax.annotate(f"{y * 100:.0f}%", (x, top), xytext=(0, -9), textcoords="offset points", ha="center",
+                        fontsize=6.5, color="dimgray")
+
+
 def overhead_vs_ratio(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> None:
     plt = pyplot()
     from matplotlib.ticker import PercentFormatter
     pts = points(records)
-    models = [m for m in spec.models() if any(r["model"] == m for r in records)]
+    folded = folded_twins(records)
+    twin_of_panel = {e: t for t, e in folded.items()}
+    models = [m for m in spec.models() if any(r["model"] == m for r in records) and m not in folded]
     methods = [m for m in spec.methods() if m.split("/")[0] != "lp"]
     style = _style(methods)
     n = len(models)
@@ -36,6 +58,14 @@ def overhead_vs_ratio(spec: StudySpec, records: list[dict[str, Any]], path: Path
         base = {ra: pts[(model, ra)].baseline_cost for ra in ratios}
         opt = [(ra, pts[(model, ra)].optimum / base[ra] - 1) for ra in ratios
                if pts[(model, ra)].optimum is not None and base[ra]]
+        # where no optimum is proven, it lies between the best bound and the cheapest plan
+        spans = [(ra, *band(pts[(model, ra)], rs, model, ra)) for ra in ratios if base[ra]]
+        spans = [(ra, lo / base[ra] - 1, hi / base[ra] - 1) for ra, lo, hi in spans
+                 if lo is not None and hi is not None and pts[(model, ra)].optimum is None]
+        if spans:
+            for ra, lo, hi in spans:
+                ax.plot([ra, ra], [lo, hi], color="black", lw=7, alpha=0.18, solid_capstyle="butt", zorder=1,
+                        label="optimum lies in this band (bound – best plan)")
         if opt:
             ax.plot(*zip(*opt), color="black", lw=4, alpha=0.3, marker="o", ms=10, label="optimum (proven)",
                     zorder=1)
@@ -46,18 +76,23 @@ def overhead_vs_ratio(spec: StudySpec, records: list[dict[str, Any]], path: Path
             ax.plot(*zip(*lp), color="black", ls="--", lw=1.2, label="LP bound", zorder=2)
             ax.fill_between([x for x, _ in lp], [min(0.0, y) for _, y in lp], [y for _, y in lp],
                             color="gray", alpha=0.15, lw=0)
+        twin = [r for r in records if r["model"] == twin_of_panel.get(model)]
         for i, m in enumerate(methods):
-            xs = [(r["ratio"], r["overhead"]) for r in rs if r["method"] == m and has_plan(r)]
+            on_twin = not any(r["method"] == m for r in rs)
+            src = twin if on_twin else rs
+            xs = [(r["ratio"], r["overhead"]) for r in src if r["method"] == m and has_plan(r)]
             if xs:
                 xs.sort()
                 c, mk = style[m]
-                ax.plot(*zip(*xs), marker=mk, color=c, lw=1.2, ms=5, label=m, zorder=3)
-            fails = [r["ratio"] for r in rs if r["method"] == m and not has_plan(r)]
+                ax.plot(*zip(*xs), marker=mk, color=c, lw=1.2, ms=5, ls=":" if on_twin else "-",
+                        label=f"{m} (aot graph)" if on_twin else m, zorder=3)
+            fails = [r["ratio"] for r in src if r["method"] == m and not has_plan(r)]
             if fails:
                 c, _ = style[m]
                 # a strip at the bottom of the panel (axes coordinates), one row per method
                 ax.scatter(fails, [0.03 + 0.035 * i] * len(fails), marker="x", color=c, s=28, zorder=4,
                            transform=ax.get_xaxis_transform())
+        _clip_outliers(ax, rs, twin, opt, spans)
         pad = max(0.02, 0.05 * (ratios[-1] - ratios[0]))
         ax.set_xlim(ratios[0] - pad, ratios[-1] + pad)  # every ratio tried, plans or not
         ax.set_title(f"{model}", fontsize=10)
@@ -143,5 +178,52 @@ def solve_time(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> No
     plt.close(fig)
 
 
+def coop_excess(spec: StudySpec, records: list[dict[str, Any]], path: Path) -> bool:
+    """Heat map, model x ratio: coop's excess cost over the optimum (its lower end where the
+    optimum is only bracketed). Drawn only when the study has coop and an exact method."""
+    if not any(r["method"] == "coop" for r in records) or not any(r.get("method_kind") == "exact" for r in records):
+        return False
+    plt = pyplot()
+    import numpy as np
+    rows = headline_rows(records, spec.models())
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    ratios = sorted({r["ratio"] for r in rows})
+    val = np.full((len(models), len(ratios)), np.nan)
+    fig, ax = plt.subplots(figsize=(1.25 * len(ratios) + 2.5, 0.62 * len(models) + 1.6))
+    for row in rows:
+        i, j = models.index(row["model"]), ratios.index(row["ratio"])
+        least, most = row["excess"]
+        p = row["point"]
+        if row["coop"] is None:
+            txt = ""
+        elif p.proven_infeasible:
+            txt = "infeasible"
+        elif least is None:
+            txt = "no plan"
+        elif p.optimum is not None:
+            val[i, j], txt = least, f"{least * 100:.0f}%"
+        else:
+            val[i, j] = least
+            txt = f"{least * 100:.0f}–{most * 100:.0f}%" if most is not None else f"≥{least * 100:.0f}%"
+        ax.text(j, i, txt, ha="center", va="center", fontsize=7.5)
+    shown = np.ma.masked_invalid(val)
+    im = ax.imshow(shown, cmap="Reds", vmin=0.0, vmax=max(0.5, float(np.nanmax(val)) if np.isfinite(val).any() else 0.5),
+                   aspect="auto")
+    ax.set_facecolor("#dddddd")
+    ax.set_xticks(range(len(ratios)))
+    ax.set_xticklabels([f"{x:g}" for x in ratios])
+    ax.set_yticks(range(len(models)))
+    ax.set_yticklabels([twin_of(m) or m for m in models])
+    ax.set_xlabel("memory ratio (budget / baseline peak)")
+    cb = fig.colorbar(im, ax=ax, fraction=0.04)
+    cb.set_label("coop cost / optimum − 1")
+    ax.set_title(f"{spec.name}: coop's excess over the optimum\n(a–b%: the optimum is only bracketed; "
+                 "grey: no coop plan)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 PLOTS = (("overhead_vs_ratio.png", overhead_vs_ratio), ("fragmentation.png", fragmentation),
-         ("solve_time.png", solve_time))
+         ("solve_time.png", solve_time), ("coop_excess.png", coop_excess))

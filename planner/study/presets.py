@@ -1,6 +1,7 @@
 """Named studies. ``zoo``: the committed study of the whole zoo; ``coop-paper``: the comparisons of the Coop paper (``docs/heuristics.md``) with the
 paper's figures beside ours; ``coop-paper-tiny``: the same structure on the ``-tiny`` zoo
-variants (seconds, for a quick rerun and CI)."""
+variants (seconds, for a quick rerun and CI); ``gap-zoo``: the heuristics and what a user would
+pick instead against the exact optimum, over the zoo's eager graphs and the ratio sweep."""
 from __future__ import annotations
 
 from typing import Any
@@ -40,17 +41,38 @@ def _zoo(time_limit: float) -> StudySpec:
     return StudySpec(name="zoo", grids=grids, time_limit=time_limit, preset="zoo")
 
 
+GAP_RATIOS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+GAP_METHODS = ("coop", "dte", "dtr", "dtr-ideal", "exact")
+
+
+def _gap_zoo(time_limit: float) -> StudySpec:
+    """The optimality-gap study. The eager graphs are the ones with in-place ops, so Coop's
+    recomputable in-place has something to act on. PyTorch's own partitioner can only run on
+    the aot route's graph of the same model (it needs the fx joint graph), so its cells are on
+    ``NAME`` beside ``eager/NAME``; the summary pairs the two and marks the aot figures."""
+    eager = tuple(f"eager/{m}" for m in ZOO8)
+    grids = (
+        Grid(eager, GAP_RATIOS, GAP_METHODS),
+        Grid(eager, GAP_RATIOS, ("checkpoint-every-k",)),
+        Grid(ZOO8, GAP_RATIOS, ("pytorch-budget",)),
+    )
+    return StudySpec(name="gap-zoo", grids=grids, time_limit=time_limit, preset="gap-zoo")
+
+
+# name -> (builder, the preset's own time limit per cell when --time-limit is not given)
 PRESETS = {
-    "zoo": _zoo,
-    "coop-paper": lambda tl: _coop_paper("", tl),
-    "coop-paper-tiny": lambda tl: _coop_paper("-tiny", tl),
+    "zoo": (_zoo, 60.0),
+    "coop-paper": (lambda tl: _coop_paper("", tl), 60.0),
+    "coop-paper-tiny": (lambda tl: _coop_paper("-tiny", tl), 60.0),
+    "gap-zoo": (_gap_zoo, 300.0),
 }
 
 
-def preset(name: str, time_limit: float = 60.0) -> StudySpec:
+def preset(name: str, time_limit: float | None = None) -> StudySpec:
     if name not in PRESETS:
         raise UserError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
-    return PRESETS[name](time_limit)
+    build, default_limit = PRESETS[name]
+    return build(default_limit if time_limit is None else time_limit)
 
 
 def _get(records: list[dict[str, Any]], model: str, ratio: float, method: str) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..result import gap_of
 from .spec import StudySpec
+from .gap import headline_section
 from .table import has_plan, lowest_supported, points
 
 GIB = 1024 ** 3
@@ -119,6 +120,8 @@ def render(spec: StudySpec, records: list[dict[str, Any]], runs: list[dict[str, 
           "cheapest plan proven optimal; *best bound*: the highest proven lower bound, as an overhead. "
           "`no plan`: the method found none (proven only for exact methods); `timeout`: no plan in the "
           "time limit.", ""]
+    if any(r.get("method_kind") == "exact" for r in records):
+        L += headline_section(records, spec.models())
     L += ["## Headline: coop against the optimum", ""] + (headline(records) or ["- coop was not in this study."])
     L.append("")
     for model in spec.models():
