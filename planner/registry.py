@@ -28,13 +28,17 @@ class MethodInfo:
     target: str       # "module:function" implementing it
     kind: str         # baseline | heuristic | exact | relaxed
     summary: str      # one line for `planner list`
+    # "module:function" (graph) -> None doing the method's work that depends on the graph only,
+    # so that a study solving one graph at many budgets pays for it once (its parent runs it
+    # before forking the cells); None: nothing to share
+    prepare: str | None = None
 
 
 _METHODS: dict[str, MethodInfo] = {}
 
 
-def register(name: str, target: str, kind: str, summary: str) -> None:
-    _METHODS[name] = MethodInfo(name, target, kind, summary)
+def register(name: str, target: str, kind: str, summary: str, prepare: str | None = None) -> None:
+    _METHODS[name] = MethodInfo(name, target, kind, summary, prepare)
 
 
 register("none", "planner.baseline:solve_none", "baseline",
@@ -67,6 +71,14 @@ def get_method(name: str) -> MethodFn:
     if name not in known:
         raise UserError(f"unknown method {name!r}; known methods: {', '.join(sorted(known))}")
     mod, fn = known[name].target.split(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
+def get_prepare(name: str) -> Callable[[Graph], None] | None:
+    info = methods().get(name)
+    if info is None or info.prepare is None:
+        return None
+    mod, fn = info.prepare.split(":")
     return getattr(importlib.import_module(mod), fn)
 
 

@@ -99,3 +99,19 @@ def test_study_end_to_end_draws_the_gap(tmp_path: Path):
     section = text[text.index("## Headline: the heuristics"):text.index("## Headline: coop against")]
     rows = [ln for ln in section.splitlines() if ln.startswith("| unet-tiny |") or ln.startswith("| chain:12 |")]
     assert len(rows) == 4
+
+
+def test_study_shares_the_partitioner_trace(tmp_path: Path):
+    """The study's parent traces once per graph (the method's prepare); every budget's cell says
+    the trace was shared and how long it took."""
+    out = tmp_path / "pb"
+    cmd = [sys.executable, "-m", "planner", "--quiet", "study", "--models", "unet-tiny", "--ratios", "0.8,0.95",
+           "--methods", "pytorch-budget", "--time-limit", "60", "--jobs", "2", "--no-plots", "--out", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    recs = [json.loads(f.read_text()) for f in sorted((out / "cells").glob("*.json"))]
+    assert len(recs) == 2
+    for r in recs:
+        assert r["status"] in ("feasible", "optimal", "infeasible"), r
+        assert r["stats"]["trace_shared"] is True
+        assert r["stats"]["trace_seconds"] > 0

@@ -17,6 +17,8 @@ not have; tracing the zoo model again gives it exactly.
 """
 from __future__ import annotations
 
+import time
+
 import logging
 import operator
 
@@ -39,8 +41,10 @@ def zoo_name(g: Graph) -> str:
 
 # (graph hash, knobs) -> saved sets: a study solves one graph at many ratios, and the trace is the
 # slow part (minutes on bert-large); the answer depends on the graph and the knobs only
+# (saved sets are a few thousand ints per knob: a study's whole zoo fits)
 _CACHE: dict[tuple[str, tuple[float, ...]], dict[float, frozenset[int]]] = {}
-_CACHE_SIZE = 4
+_SECONDS: dict[tuple[str, tuple[float, ...]], float] = {}
+_CACHE_SIZE = 32
 
 
 def saved_tensors(g: Graph, knobs: list[float]) -> dict[float, frozenset[int]]:
@@ -49,9 +53,18 @@ def saved_tensors(g: Graph, knobs: list[float]) -> dict[float, frozenset[int]]:
     key = (g.hash, tuple(knobs))
     if key not in _CACHE:
         if len(_CACHE) >= _CACHE_SIZE:
+            _SECONDS.pop(next(iter(_CACHE)), None)
             _CACHE.pop(next(iter(_CACHE)))
+        t0 = time.perf_counter()
         _CACHE[key] = _trace(g, knobs)
+        _SECONDS[key] = time.perf_counter() - t0
     return _CACHE[key]
+
+
+def trace_state(g: Graph, knobs: list[float]) -> tuple[bool, float | None]:
+    """(already traced in this process, seconds the trace and partitions took when they ran)."""
+    key = (g.hash, tuple(knobs))
+    return key in _CACHE, _SECONDS.get(key)
 
 
 def _trace(g: Graph, knobs: list[float]) -> dict[float, frozenset[int]]:

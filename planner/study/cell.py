@@ -15,7 +15,7 @@ from ..analysis import baseline_cost, baseline_peak, min_feasible_budget
 from ..errors import UserError
 from ..models import load_model
 from ..ratio_of import budget_of
-from ..registry import get_method, methods, solve
+from ..registry import get_method, get_prepare, methods, solve
 from .spec import Cell
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,28 @@ def warm(models: list[str], method_names: list[str]) -> None:
     for name in models:
         if name not in _GRAPHS:
             _GRAPHS[name] = _load(name)
+
+
+_PREPARED: set[tuple[str, str]] = set()
+
+
+def prepare(model: str, method: str) -> None:
+    """Run ``method``'s per-graph preparation (``MethodInfo.prepare``) on ``model`` once in this
+    process: the parent calls it just before forking the first such cell, so the cells of every
+    budget inherit it. A failure is left to the cell, which meets it again and records it."""
+    if (model, method) in _PREPARED:
+        return
+    _PREPARED.add((model, method))
+    fn = get_prepare(method)
+    if fn is None:
+        return
+    try:
+        g = _GRAPHS.get(model) or _load(model)
+        _GRAPHS.setdefault(model, g)
+        log.info("preparing %s on %s (shared by its cells)", method, model)
+        fn(g)
+    except Exception as exc:  # noqa: BLE001 - the cell reports it in full
+        log.info("preparing %s on %s failed (%s); its cells will say why", method, model, type(exc).__name__)
 
 
 def _load(name: str):

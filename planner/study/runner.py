@@ -254,7 +254,8 @@ def _fill(out: Path, pending: list[Cell], running: dict, jobs: int, start, repor
 def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) -> None:
     # fork: workers start in milliseconds and inherit the loaded registry; spawn elsewhere
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    if ctx.get_start_method() == "fork":
+    forked = ctx.get_start_method() == "fork"
+    if forked:
         from .cell import warm
 
         warm(list(dict.fromkeys(c.model for c in todo)), [c.base_method for c in todo])
@@ -263,6 +264,10 @@ def _run_local(spec: StudySpec, out: Path, todo: list[Cell], jobs: int, report) 
     running: dict[Any, tuple[Cell, float]] = {}
     try:
         def start(c: Cell):
+            if forked:
+                from .cell import prepare
+
+                prepare(c.model, c.base_method)
             p = ctx.Process(target=_local_worker, args=(c, str(out), spec.save_plans), daemon=True)
             p.start()
             note_worker(out, c, p.pid)
