@@ -19,7 +19,7 @@ COLUMNS = (
     "model", "ratio", "method", "method_kind", "status", "overhead", "objective_s", "lower_bound_s",
     "own_gap", "best_bound_s", "gap_to_best_bound", "optimum_s", "excess_over_optimum",
     "frag_eviction", "frag_range", "evictions", "recomputations", "peak_bytes", "budget_bytes",
-    "baseline_peak_bytes", "solve_seconds", "wall_seconds", "n_ops", "n_tensors", "graph_hash",
+    "baseline_peak_bytes", "solve_seconds", "wall_seconds", "cpu_seconds", "n_ops", "n_tensors", "graph_hash",
     "backend", "message", "versions",
 )
 
@@ -88,6 +88,7 @@ def rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "recomputations": r.get("recomputations"), "peak_bytes": r.get("peak_bytes"),
             "budget_bytes": r.get("budget_bytes"), "baseline_peak_bytes": r.get("baseline_peak_bytes"),
             "solve_seconds": r.get("solve_seconds"), "wall_seconds": r.get("wall_seconds"),
+            "cpu_seconds": r.get("cpu_seconds"),
             "n_ops": r.get("n_ops"), "n_tensors": r.get("n_tensors"), "graph_hash": r.get("graph_hash"),
             "backend": r.get("backend"), "message": (r.get("message") or "").replace("\n", " "),
             "versions": versions_str(r.get("versions")),
