@@ -115,3 +115,13 @@ def test_study_shares_the_partitioner_trace(tmp_path: Path):
         assert r["status"] in ("feasible", "optimal", "infeasible"), r
         assert r["stats"]["trace_shared"] is True
         assert r["stats"]["trace_seconds"] > 0
+
+
+def test_monotonicity_problem_is_reported():
+    ok = [rec("g", 0.5, "exact", "optimal", 130.0, 130.0, kind="exact"),
+          rec("g", 0.7, "exact", "optimal", 110.0, 110.0, kind="exact")]
+    assert gap.monotonicity_problems(ok) == []
+    bad = [rec("g", 0.5, "coop", "feasible", 105.0),
+           rec("g", 0.7, "exact", "optimal", 110.0, 110.0, kind="exact")]
+    (line,) = gap.monotonicity_problems(bad)
+    assert "ratio 0.5" in line and "0.7" in line

@@ -148,3 +148,20 @@ def headline_section(records: list[dict[str, Any]], models: list[str]) -> list[s
                  + f" | {_band_text(row['point'], row['lo'], row['hi'])} | "
                    f"{_excess_text(row['coop'], row['point'], row['lo'], row['hi'])} |")
     return L + [""]
+
+
+def monotonicity_problems(records: list[dict[str, Any]]) -> list[str]:
+    """A tighter budget can never make the optimum cheaper: a plan at a lower ratio that costs
+    less than a proven lower bound at a higher ratio of the same graph means a bug somewhere."""
+    pts = points(records)
+    out = []
+    for model in dict.fromkeys(r["model"] for r in records):
+        ratios = sorted({r["ratio"] for r in records if r["model"] == model})
+        plans = {ra: band(pts[(model, ra)], records, model, ra)[1] for ra in ratios}
+        for i, lo_r in enumerate(ratios):
+            for hi_r in ratios[i + 1:]:
+                plan, bound = plans[lo_r], pts[(model, hi_r)].best_bound
+                if plan is not None and bound is not None and plan < bound * (1 - 1e-6):
+                    out.append(f"{model}: a plan at ratio {lo_r:g} costs {plan:.6g}, below the lower bound "
+                               f"{bound:.6g} proven at the looser ratio {hi_r:g}")
+    return out

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..result import gap_of
 from .spec import StudySpec
-from .gap import headline_section
+from .gap import headline_section, monotonicity_problems
 from .table import has_plan, lowest_supported, points
 
 GIB = 1024 ** 3
@@ -166,6 +166,7 @@ def render(spec: StudySpec, records: list[dict[str, Any]], runs: list[dict[str, 
     problems = [f"- {r['model']} {r['ratio']:g} {r['method']}: {r.get('status')}: {r.get('message', '')}"
                 for r in records if r.get("status") in ("error", "timeout")]
     problems += [f"- {m} {ratio:g}: {p.conflict}" for (m, ratio), p in pts.items() if p.conflict]
+    problems += [f"- {line}" for line in monotonicity_problems(records)]
     if problems:
         L += ["## Problems (errors, timeouts, disagreements)", ""] + problems + [""]
     if plots:
