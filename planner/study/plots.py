@@ -23,8 +23,8 @@ def _style(methods: list[str]) -> dict[str, tuple[str, str]]:
 def _clip_outliers(ax, rs: list[dict[str, Any]], twin: list[dict[str, Any]], opt: list, spans: list) -> None:
     """Keep the optimum readable: a method that thrashes (DTR at several times the plain cost)
     would flatten every other line, so the axis stops at twice the highest of coop, the optimum
-    and the band, and what lies above is marked at the top edge with its value."""
-    ref = [y for _, y in opt] + [hi for _, _, hi in spans]
+    and the band's lower end, and what lies above is marked at the top edge with its value."""
+    ref = [y for _, y in opt] + [lo for _, lo, _ in spans]
     ref += [r["overhead"] for r in rs if r["method"] == "coop" and has_plan(r)]
     vals = [(r["ratio"], r["overhead"]) for r in rs + twin if has_plan(r) and r.get("overhead") is not None]
     if not ref or not vals:
