@@ -34,6 +34,7 @@ class JitSearch(PySearch):
             K.TRB: np.zeros(n, dtype=i64), K.TRPREV: np.zeros(n, dtype=i64), K.TRMO: np.zeros(n + 1, dtype=i64),
             K.MOI: np.zeros(max(1, moves), dtype=i64), K.MOO: np.zeros(max(1, moves), dtype=i64),
             K.TRSKY: np.zeros(n + 1, dtype=i64), K.SKYSTK: np.zeros(max(1, int((self.e - self.a).sum())), dtype=i64),
+            K.FKEY: self.fkey,
         }
         for arr in arrays.values():
             assert arr.dtype == i64 and arr.flags.c_contiguous
@@ -60,9 +61,11 @@ class JitSearch(PySearch):
     def undo_to(self, mark: int) -> None:
         self._k.undo_to(self.state, self.scalars, mark)
 
-    def run(self, rank: np.ndarray, limit: float, deadline: float) -> bool | None:
+    def run(self, rank: np.ndarray, limit: float, deadline: float, order: str = "bl") -> bool | None:
         K = self._k
-        self.state[K.RANK][:] = rank
+        self._set_order(rank, order)  # fills self.fkey, the kernel's FKEY array
+        self.state[K.RANK][:] = self.rank
+        self.scalars[K.I_MM], self.scalars[K.I_SALT] = int(order == "mm"), self.salt
         self.scalars[K.I_NODES] = self.nodes
         r = K.run(self.state, self.scalars, self.memo, int(min(limit, 2.0 ** 62)), float(deadline))
         self.nodes = int(self.scalars[K.I_NODES])
