@@ -276,7 +276,7 @@ def test_an_emptied_memo_keeps_the_compiled_search_exact(bufs):
         st = JitSearch(*as_arrays(bufs), cap)
         st.scalars[K.I_MEMO] = 2
         assert st.run(np.arange(st.n), 1e9, float("inf")) is want
-        assert len(st.memo) <= 2
+        assert st.memo_entries <= 2
 
 
 @settings(max_examples=50, deadline=None)

@@ -18,8 +18,10 @@ import time
 
 import numba as nb
 import numpy as np
-from numba import types
-from numba.typed import Dict
+
+from .kernel_memo import digest, mix
+from .kernel_memo import add as _memo_add
+from .kernel_memo import has as _memo_has
 
 BIG = np.int64(1) << np.int64(61)
 
@@ -27,18 +29,10 @@ BIG = np.int64(1) << np.int64(61)
 SIZE, AL, A, E, NBP, NBI, MINOFF, UNPL, OFFSET, TOTAL, CROSS, SKY, PBUF, SPTR, CLS, CLAST, TRANK, \
     RANK, TRB, TRPREV, TRMO, MOI, MOO, TRSKY, SKYSTK, FKEY = range(26)
 # scalars (I_MM: minimalloc's candidate order, else bottom-left; I_SALT: mixed into memo keys)
-I_N, I_C, I_G, I_ALIGNED, I_TWINS, I_STRONG, I_LIMIT, I_NODES, I_BT, I_DEPTH, I_MEMO, I_MM, I_SALT = range(13)
-N_SCALARS = 13
-# failures remembered at most (about 60 bytes each); the memo is only a cache, so it is emptied
-# when full (holes 300 seed 1: 29.7M failures, 1.8 GB, in 300 s)
-MEMO_MAX = 10_000_000
-
-KEY = types.UniTuple(types.int64, 2)
-
-
-def new_memo():
-    """The failure memo: 128-bit digests of sub-problems proved infeasible."""
-    return Dict.empty(key_type=KEY, value_type=types.uint8)
+# (I_MEMO: failures remembered at most, I_MEMO_N: held now; the memo: ``kernel_memo``)
+I_N, I_C, I_G, I_ALIGNED, I_TWINS, I_STRONG, I_LIMIT, I_NODES, I_BT, I_DEPTH, I_MEMO, I_MM, I_SALT, \
+    I_MEMO_N = range(14)
+N_SCALARS = 14
 
 
 @nb.njit(cache=True)
@@ -46,15 +40,6 @@ def _now() -> float:
     with nb.objmode(t="float64"):
         t = time.perf_counter()
     return t
-
-
-@nb.njit(cache=True, inline="always")
-def _mix(h: np.uint64, x: np.int64, k: np.uint64) -> np.uint64:
-    # splitmix64's finaliser over h + x * k: every input word changes every output bit
-    z = h + np.uint64(x) * k
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
 
 
 @nb.njit(cache=True, inline="always")
@@ -259,35 +244,6 @@ def _candidates(S, I, pool, cu, cm, lo, hi, floor, last, out):
 
 
 @nb.njit(cache=True)
-def _digest(pool, cu, cm, minoff, twins, clast, cls, offset, size, trank, h1, h2):
-    """Two 64-bit digests of U = pool[cu:cu + cm] with each buffer's minimum offset and twin
-    flag (``_twin_forbidden``), continuing h1 and h2: the failure memo's key (128 bits)."""
-    k1, k2 = np.uint64(0xD6E8FEB86659FD93), np.uint64(0xA0761D6478BD642F)
-    for q in range(cu, cu + cm):
-        u = pool[q]
-        w = minoff[u] * 4
-        if twins:  # _twin_forbidden written out: through the helper the search ran 25% slower
-            p = clast[cls[u]]
-            if p >= 0 and offset[p] + size[p] == minoff[u] and trank[p] > trank[u]:
-                w += 2
-        h1 = _mix(h1 ^ np.uint64(u), w, k1)
-        h2 = _mix(h2 ^ np.uint64(u), w, k2)
-    return h1, h2
-
-
-@nb.njit(cache=True)
-def _memo_has(memo, key):
-    return key in memo
-
-
-@nb.njit(cache=True)
-def _memo_add(memo, key, most):
-    if len(memo) >= most:
-        memo.clear()
-    memo[key] = np.uint8(1)
-
-
-@nb.njit(cache=True)
 def _split(pool, cu, cm, out, a, e, cross, ulo, uhi):
     """The independent groups of U = pool[cu:cu + cm] (no unplaced buffer crosses the cuts
     between them; region [ulo, uhi)): the number of groups, and when there are several, at
@@ -392,11 +348,12 @@ def _group_call(pool, f):
 
 
 @nb.njit(cache=True)
-def run(S, I, memo, limit, deadline):
-    """One run from scratch: 1 found, 0 proved infeasible, -1 cut off (state reset). The
-    search of ``search.PySearch.node`` with its recursion on an explicit stack: a call
-    (U, lo, hi, floor, last, placed) is evaluated to a result, or pushes a frame and becomes
-    the frame's first child call; results go up the frames."""
+def run(S, I, t1, t2, limit, deadline):
+    """One run from scratch: (1 found, 0 proved infeasible, -1 cut off (state reset); the
+    memo's table (t1, t2), a new one when it grew). The search of ``search.PySearch.node``
+    with its recursion on an explicit stack: a call (U, lo, hi, floor, last, placed) is
+    evaluated to a result, or pushes a frame and becomes the frame's first child call;
+    results go up the frames."""
     undo_to(S, I, 0)
     I[I_LIMIT] = limit
     I[I_BT] = 0
@@ -455,22 +412,22 @@ def run(S, I, memo, limit, deadline):
                     cu, cm, clo, chi, cfloor, clast, cplaced, ctop = _group_call(pool, f)
                     pushed = True
             if not pushed:
-                h1 = _mix(np.uint64(0x9E3779B97F4A7C15), cfloor, np.uint64(0xD6E8FEB86659FD93))
-                h2 = _mix(np.uint64(0x6A09E667F3BCC909), cfloor, np.uint64(0xA0761D6478BD642F))
-                h1 = _mix(_mix(h1, clast, np.uint64(0xD6E8FEB86659FD93)), I[I_SALT], np.uint64(0xD6E8FEB86659FD93))
-                h2 = _mix(_mix(h2, clast, np.uint64(0xA0761D6478BD642F)), I[I_SALT], np.uint64(0xA0761D6478BD642F))
-                h1, h2 = _digest(pool, cu, cm, minoff, twins, clast_, cls_, offset_, size, trank_, h1, h2)
+                h1 = mix(np.uint64(0x9E3779B97F4A7C15), cfloor, np.uint64(0xD6E8FEB86659FD93))
+                h2 = mix(np.uint64(0x6A09E667F3BCC909), cfloor, np.uint64(0xA0761D6478BD642F))
+                h1 = mix(mix(h1, clast, np.uint64(0xD6E8FEB86659FD93)), I[I_SALT], np.uint64(0xD6E8FEB86659FD93))
+                h2 = mix(mix(h2, clast, np.uint64(0xA0761D6478BD642F)), I[I_SALT], np.uint64(0xA0761D6478BD642F))
+                h1, h2 = digest(pool, cu, cm, minoff, twins, clast_, cls_, offset_, size, trank_, h1, h2)
                 key = (np.int64(h1), np.int64(h2))
-                if _memo_has(memo, key):
+                if _memo_has(t1, t2, key[0], key[1]):
                     r = 0
                 elif not _sections_ok(S, I, lo, hi, cfloor, clast):
-                    _memo_add(memo, key, I[I_MEMO])
+                    t1, t2, I[I_MEMO_N] = _memo_add(t1, t2, I[I_MEMO_N], key[0], key[1], I[I_MEMO])
                     r = 0
                 else:
                     pool = _reserve(pool, ctop, 3 * cm)  # candidates, their offsets, the child's U
                     nc = _candidates(S, I, pool, cu, cm, lo, hi, cfloor, clast, ctop)
                     if nc == 0:
-                        _memo_add(memo, key, I[I_MEMO])
+                        t1, t2, I[I_MEMO_N] = _memo_add(t1, t2, I[I_MEMO_N], key[0], key[1], I[I_MEMO])
                         r = 0
                     else:
                         f = frames[nf]
@@ -482,7 +439,7 @@ def run(S, I, memo, limit, deadline):
             if nf == 0:
                 if r == -1:
                     undo_to(S, I, 0)
-                return r
+                return r, t1, t2
             f = frames[nf - 1]
             if f[F_KIND] == OR:
                 if r == 1:
@@ -502,7 +459,7 @@ def run(S, I, memo, limit, deadline):
                     cu, cm, clo, chi, cfloor, clast, cplaced, ctop = _candidate_call(S, I, pool, f)
                     r = 2
                 else:
-                    _memo_add(memo, (f[F_H1], f[F_H2]), I[I_MEMO])
+                    t1, t2, I[I_MEMO_N] = _memo_add(t1, t2, I[I_MEMO_N], f[F_H1], f[F_H2], I[I_MEMO])
                     nf -= 1
                     r = 0
             else:

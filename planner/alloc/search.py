@@ -4,10 +4,10 @@ minimalloc). This is the reference; ``jit_search.JitSearch`` runs the same nodes
 
 Complete: take the *least* feasible placement (least sum(size_b^2 * offset_b), ties by the
 offsets in buffer order). Each of its buffers sits at the lowest aligned offset above the
-buffers below it that it meets in time, so listed by (offset, lower) each buffer's offset is
-its minimum offset given those before it. The search enumerates such lists and each pruning
-rule keeps that one:
-- *floor*: offsets never decrease; at one offset lifespans go left to right;
+buffers below it that it meets in time, so listed by offset (any fixed order among buffers at
+one offset: they never meet in time) each buffer's offset is its minimum offset given those
+before it. The search enumerates such lists and each pruning rule keeps that one:
+- *floor*: offsets never decrease; at one offset buffers follow the tie order;
 - *section inference*: the unplaced buffers covering a section stack at or above
   max(minimum offset, floor), so they must fit under the capacity together;
 - *dominance*: offset o is pointless when another unplaced buffer would fit wholly below o;
@@ -18,9 +18,11 @@ rule keeps that one:
 - *hatless*: a buffer nothing unplaced meets goes straight to its minimum offset;
 - *stacked twins*: two buffers of equal lifespan and alignment stacked directly can swap, so
   in the least placement the lower is the larger (ties: smaller index).
-Candidates are tried by minimum offset, then those that leave no hole under them, then
-leftmost start, then a static preorder. Failed sub-problems are memoised by a digest of what
-they read. The proofs and the measurements behind each rule: ``docs/alloc.md``.
+A run tries candidates in one of two orders: *bottom-left* (minimum offset, then no hole
+under it, then leftmost start, then a static preorder; ties at one offset: lifespans left to
+right) or *minimalloc's* (minimum offset, then the static preorder, which is also the tie
+order). Failed sub-problems are memoised by a digest of what they read. The proofs and the
+measurements behind each rule: ``docs/alloc.md``.
 """
 from __future__ import annotations
 
