@@ -19,8 +19,8 @@ import time
 import numba as nb
 import numpy as np
 
-from .kernel_memo import digest, mix
 from .kernel_memo import add as _memo_add
+from .kernel_memo import digest, mix
 from .kernel_memo import has as _memo_has
 
 BIG = np.int64(1) << np.int64(61)
