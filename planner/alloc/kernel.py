@@ -8,9 +8,10 @@ sections it covers, the candidates of a node) where numpy's per-call overhead do
 Python search ran about 5k nodes/s on 300-buffer instances, where minimalloc (C++) runs
 orders of magnitude more.
 
-State is one tuple of int64 arrays (indices below) and one int64 vector of scalars. ``run``
-returns 1 (placed), 0 (proved infeasible) or -1 (aborted: backtrack limit or deadline; the
-state is reset); inside it, calls and frames pass the same three codes up.
+State is one tuple of int64 arrays (indices below), one int64 vector of scalars and the
+failure memo (``kernel_memo``). ``run`` returns 1 (placed), 0 (proved infeasible) or -1
+(aborted: backtrack limit or deadline; the state is reset) with the memo's table; inside it,
+calls and frames pass the same three codes up.
 """
 from __future__ import annotations
 
