@@ -170,7 +170,7 @@ def test_holes_instance_found_within_a_node_budget():
     without an answer under plain bottom-left; node counts are deterministic."""
     from planner.alloc.instances import with_holes
     bufs, _, cap = with_holes(150, seed=1)
-    out = search(*as_arrays(bufs), cap)
+    out = search(*as_arrays(bufs), cap, mm_preorders=())  # the bottom-left runs alone
     assert out.status == "found" and out.nodes < 20_000
     assert check_solution(bufs, {b.id: int(o) for b, o in zip(bufs, out.offsets)}, cap) == []
 
@@ -208,12 +208,12 @@ def test_twin_rule_cuts_the_holes_search():
     import planner.alloc.search as ds
     from planner.alloc.instances import with_holes
     bufs, _, cap = with_holes(150, seed=0)
-    out = search(*as_arrays(bufs), cap)
+    out = search(*as_arrays(bufs), cap, mm_preorders=())  # the bottom-left runs alone
     assert out.status == "found" and out.nodes < 10_000
     assert check_solution(bufs, {b.id: int(o) for b, o in zip(bufs, out.offsets)}, cap) == []
     old, ds.TWINS = ds.TWINS, False
     try:
-        assert search(*as_arrays(bufs), cap).nodes > 15_000
+        assert search(*as_arrays(bufs), cap, mm_preorders=()).nodes > 15_000
     finally:
         ds.TWINS = old
 
@@ -276,7 +276,7 @@ def test_an_emptied_memo_keeps_the_compiled_search_exact(bufs):
         st = JitSearch(*as_arrays(bufs), cap)
         st.scalars[K.I_MEMO] = 2
         assert st.run(np.arange(st.n), 1e9, float("inf")) is want
-        assert len(st.memo) <= 2
+        assert st.memo_entries <= 2
 
 
 @settings(max_examples=50, deadline=None)

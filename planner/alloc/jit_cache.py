@@ -31,13 +31,30 @@ _once: set[str] = set()  # what this process did once: "compile" (started or tri
 
 @functools.lru_cache(maxsize=1)
 def _fingerprint() -> str:
-    """The kernel's source, its modification time and size (numba invalidates its cache on
-    those two), numba's version and the interpreter."""
+    """The kernel's sources, their modification times and sizes (numba invalidates its cache
+    on those two), numba's version and the interpreter."""
     from importlib.metadata import version
-    st = KERNEL.stat()
-    h = hashlib.sha256(KERNEL.read_bytes())
-    h.update(f"{st.st_mtime_ns} {st.st_size} {version('numba')} {sys.version_info[:2]} {sys.executable}".encode())
+    h = hashlib.sha256()
+    for path in _sources():
+        st = path.stat()
+        h.update(path.read_bytes())
+        h.update(f"{path.name} {st.st_mtime_ns} {st.st_size}".encode())
+    h.update(f"{version('numba')} {sys.version_info[:2]} {sys.executable}".encode())
     return h.hexdigest()[:20]
+
+
+def _sources() -> list[Path]:
+    """The modules of the compiled search (``kernel.py`` calls into ``kernel_memo.py``)."""
+    return sorted(KERNEL.parent.glob("kernel*.py"))
+
+
+def _purge_stale() -> None:
+    """Remove numba's cached kernel code before a compile. numba checks only the stamp of the
+    file that defines a function, not of the functions it calls: after a change to
+    ``kernel_memo.py`` alone it would load ``kernel.run`` compiled against the old one."""
+    for path in _sources():
+        for stale in _cache_dir().glob(f"{path.stem}.*.nb[ic]"):
+            stale.unlink(missing_ok=True)
 
 
 def _cache_dir() -> Path:
@@ -113,6 +130,7 @@ def warm(lock: Path | None = None) -> None:
     answer is known, then write the marker (through a temp file and a rename)."""
     import numpy as np
 
+    _purge_stale()
     from .jit_search import JitSearch
     try:
         # two buffers meeting in time, capacity 3: one at 0 (size 1), one at 1 (size 2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernel_memo import MEMO_MAX, new_memo
 from .search import PySearch, meeting_pairs
 
 
@@ -34,6 +35,7 @@ class JitSearch(PySearch):
             K.TRB: np.zeros(n, dtype=i64), K.TRPREV: np.zeros(n, dtype=i64), K.TRMO: np.zeros(n + 1, dtype=i64),
             K.MOI: np.zeros(max(1, moves), dtype=i64), K.MOO: np.zeros(max(1, moves), dtype=i64),
             K.TRSKY: np.zeros(n + 1, dtype=i64), K.SKYSTK: np.zeros(max(1, int((self.e - self.a).sum())), dtype=i64),
+            K.FKEY: self.fkey,
         }
         for arr in arrays.values():
             assert arr.dtype == i64 and arr.flags.c_contiguous
@@ -42,9 +44,14 @@ class JitSearch(PySearch):
         sc = self.scalars
         sc[K.I_N], sc[K.I_C], sc[K.I_G] = n, self.C, self.g
         sc[K.I_ALIGNED], sc[K.I_TWINS], sc[K.I_STRONG] = int(self.aligned), int(self.twins), int(self.strong)
-        sc[K.I_MEMO] = K.MEMO_MAX
-        self.memo = K.new_memo()
+        sc[K.I_MEMO] = MEMO_MAX
+        self.memo = new_memo()
         self._k = K
+
+    @property
+    def memo_entries(self) -> int:
+        """Failures the memo holds now."""
+        return int(self.scalars[self._k.I_MEMO_N])
 
     @property
     def unplaced(self) -> np.ndarray:
@@ -60,11 +67,13 @@ class JitSearch(PySearch):
     def undo_to(self, mark: int) -> None:
         self._k.undo_to(self.state, self.scalars, mark)
 
-    def run(self, rank: np.ndarray, limit: float, deadline: float) -> bool | None:
+    def run(self, rank: np.ndarray, limit: float, deadline: float, order: str = "bl") -> bool | None:
         K = self._k
-        self.state[K.RANK][:] = rank
+        self._set_order(rank, order)  # fills self.fkey, the kernel's FKEY array
+        self.state[K.RANK][:] = self.rank
+        self.scalars[K.I_MM], self.scalars[K.I_SALT] = int(order == "mm"), self.salt
         self.scalars[K.I_NODES] = self.nodes
-        r = K.run(self.state, self.scalars, self.memo, int(min(limit, 2.0 ** 62)), float(deadline))
+        r, *self.memo = K.run(self.state, self.scalars, *self.memo, int(min(limit, 2.0 ** 62)), float(deadline))
         self.nodes = int(self.scalars[K.I_NODES])
         self.backtracks = int(self.scalars[K.I_BT])
         return None if r == -1 else bool(r)

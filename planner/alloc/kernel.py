@@ -8,9 +8,10 @@ sections it covers, the candidates of a node) where numpy's per-call overhead do
 Python search ran about 5k nodes/s on 300-buffer instances, where minimalloc (C++) runs
 orders of magnitude more.
 
-State is one tuple of int64 arrays (indices below) and one int64 vector of scalars. ``run``
-returns 1 (placed), 0 (proved infeasible) or -1 (aborted: backtrack limit or deadline; the
-state is reset); inside it, calls and frames pass the same three codes up.
+State is one tuple of int64 arrays (indices below), one int64 vector of scalars and the
+failure memo (``kernel_memo``). ``run`` returns 1 (placed), 0 (proved infeasible) or -1
+(aborted: backtrack limit or deadline; the state is reset) with the memo's table; inside it,
+calls and frames pass the same three codes up.
 """
 from __future__ import annotations
 
@@ -18,27 +19,21 @@ import time
 
 import numba as nb
 import numpy as np
-from numba import types
-from numba.typed import Dict
+
+from .kernel_memo import add as _memo_add
+from .kernel_memo import digest, mix
+from .kernel_memo import has as _memo_has
 
 BIG = np.int64(1) << np.int64(61)
 
 # arrays of the state tuple
 SIZE, AL, A, E, NBP, NBI, MINOFF, UNPL, OFFSET, TOTAL, CROSS, SKY, PBUF, SPTR, CLS, CLAST, TRANK, \
-    RANK, TRB, TRPREV, TRMO, MOI, MOO, TRSKY, SKYSTK = range(25)
-# scalars
-I_N, I_C, I_G, I_ALIGNED, I_TWINS, I_STRONG, I_LIMIT, I_NODES, I_BT, I_DEPTH, I_MEMO = range(11)
-N_SCALARS = 11
-# failures remembered at most (about 60 bytes each); the memo is only a cache, so it is emptied
-# when full (holes 300 seed 1: 29.7M failures, 1.8 GB, in 300 s)
-MEMO_MAX = 10_000_000
-
-KEY = types.UniTuple(types.int64, 2)
-
-
-def new_memo():
-    """The failure memo: 128-bit digests of sub-problems proved infeasible."""
-    return Dict.empty(key_type=KEY, value_type=types.uint8)
+    RANK, TRB, TRPREV, TRMO, MOI, MOO, TRSKY, SKYSTK, FKEY = range(26)
+# scalars (I_MM: minimalloc's candidate order, else bottom-left; I_SALT: mixed into memo keys)
+# (I_MEMO: failures remembered at most, I_MEMO_N: held now; the memo: ``kernel_memo``)
+I_N, I_C, I_G, I_ALIGNED, I_TWINS, I_STRONG, I_LIMIT, I_NODES, I_BT, I_DEPTH, I_MEMO, I_MM, I_SALT, \
+    I_MEMO_N = range(14)
+N_SCALARS = 14
 
 
 @nb.njit(cache=True)
@@ -46,15 +41,6 @@ def _now() -> float:
     with nb.objmode(t="float64"):
         t = time.perf_counter()
     return t
-
-
-@nb.njit(cache=True, inline="always")
-def _mix(h: np.uint64, x: np.int64, k: np.uint64) -> np.uint64:
-    # splitmix64's finaliser over h + x * k: every input word changes every output bit
-    z = h + np.uint64(x) * k
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
 
 
 @nb.njit(cache=True, inline="always")
@@ -136,7 +122,7 @@ def _sections_ok(S, I, lo, hi, floor, last):
     """Section inference over [lo, hi): min effective offset + unplaced total <= C."""
     if I[I_STRONG] == 0:
         return True
-    minoff, unpl, a, total, pbuf, sptr = S[MINOFF], S[UNPL], S[A], S[TOTAL], S[PBUF], S[SPTR]
+    minoff, unpl, fkey, total, pbuf, sptr = S[MINOFF], S[UNPL], S[FKEY], S[TOTAL], S[PBUF], S[SPTR]
     n, C, g = I[I_N], I[I_C], I[I_G]
     for s in range(lo, hi):
         tot = total[s]
@@ -150,7 +136,7 @@ def _sections_ok(S, I, lo, hi, floor, last):
             mo = minoff[j]
             if mo > floor:
                 v = mo
-            elif mo == floor and a[j] > last:
+            elif mo == floor and fkey[j] > last:
                 v = floor
             else:
                 v = floor + g
@@ -172,32 +158,22 @@ def _twin_forbidden(S, x):
 
 
 @nb.njit(cache=True)
-def _before(k0, k1, k2, k3, i, j):
-    if k0[i] != k0[j]:
-        return k0[i] < k0[j]
-    if k1[i] != k1[j]:
-        return k1[i] < k1[j]
-    if k2[i] != k2[j]:
-        return k2[i] < k2[j]
-    return k3[i] < k3[j]
-
-
-@nb.njit(cache=True)
 def _candidates(S, I, pool, cu, cm, lo, hi, floor, last, out):
     """The candidates for the next placement among U = pool[cu:cu + cm], in the order they are
     tried, written to pool[out:out + nc] with their offsets at pool[out + nc:out + 2 nc];
     returns nc. Rules in ``search.PySearch._expand``: minimum offset at or above the floor
-    (right of ``last`` at the floor), below C - the largest unplaced total of the region, not
-    dominated, not above a higher-ranked twin; ordered by minimum offset, then no hole under it
-    first, then leftmost start, then the preorder."""
+    (after ``last`` in the tie order at the floor), below C - the largest unplaced total of the
+    region, not dominated, not above a higher-ranked twin; ordered by minimum offset, then (the
+    bottom-left order) no hole under it first, then leftmost start, then the preorder."""
     size, a, e, minoff, total, sky, rank = S[SIZE], S[A], S[E], S[MINOFF], S[TOTAL], S[SKY], S[RANK]
+    fkey, mm = S[FKEY], I[I_MM] == 1
     twins = I[I_TWINS] == 1
     # stranded buffers (``search.PySearch._stranded``): the node fails
     unpl, nbp, nbi = S[UNPL], S[NBP], S[NBI]
     for i in range(cm):
         u = pool[cu + i]
         mo = minoff[u]
-        if mo < floor or (mo == floor and a[u] <= last):
+        if mo < floor or (mo == floor and fkey[u] <= last):
             top = mo + size[u]
             raised = False
             if nbp.size > 0:
@@ -236,7 +212,7 @@ def _candidates(S, I, pool, cu, cm, lo, hi, floor, last, out):
         u = pool[cu + i]
         mo = minoff[u]
         dom = k2 if i == i1 else k1
-        if (mo >= floor and mo <= omax and mo < dom and (mo > floor or a[u] > last)
+        if (mo >= floor and mo <= omax and mo < dom and (mo > floor or fkey[u] > last)
                 and not (twins and _twin_forbidden(S, u))):
             cand[nc] = u
             nc += 1
@@ -245,18 +221,20 @@ def _candidates(S, I, pool, cu, cm, lo, hi, floor, last, out):
     for j in range(nc):
         u = cand[j]
         k0[j] = minoff[u]
-        low = BIG
-        for s in range(a[u], e[u]):
-            low = min(low, sky[s])
-        kh[j] = 1 if low < minoff[u] else 0
-        ka[j] = a[u]
         kr[j] = rank[u]
+        kh[j] = ka[j] = 0
+        if not mm:
+            low = BIG
+            for s in range(a[u], e[u]):
+                low = min(low, sky[s])
+            kh[j] = 1 if low < minoff[u] else 0
+            ka[j] = a[u]
     for i in range(nc):
         order[i] = i
     for i in range(1, nc):  # insertion sort: candidate lists are short
         x = order[i]
         j = i - 1
-        while j >= 0 and _before(k0, kh, ka, kr, x, order[j]):
+        while j >= 0 and (k0[x], kh[x], ka[x], kr[x]) < (k0[order[j]], kh[order[j]], ka[order[j]], kr[order[j]]):
             order[j + 1] = order[j]
             j -= 1
         order[j + 1] = x
@@ -264,35 +242,6 @@ def _candidates(S, I, pool, cu, cm, lo, hi, floor, last, out):
         pool[out + j] = cand[order[j]]
         pool[out + nc + j] = k0[order[j]]
     return nc
-
-
-@nb.njit(cache=True)
-def _digest(pool, cu, cm, minoff, twins, clast, cls, offset, size, trank, h1, h2):
-    """Two 64-bit digests of U = pool[cu:cu + cm] with each buffer's minimum offset and twin
-    flag (``_twin_forbidden``), continuing h1 and h2: the failure memo's key (128 bits)."""
-    k1, k2 = np.uint64(0xD6E8FEB86659FD93), np.uint64(0xA0761D6478BD642F)
-    for q in range(cu, cu + cm):
-        u = pool[q]
-        w = minoff[u] * 4
-        if twins:  # _twin_forbidden written out: through the helper the search ran 25% slower
-            p = clast[cls[u]]
-            if p >= 0 and offset[p] + size[p] == minoff[u] and trank[p] > trank[u]:
-                w += 2
-        h1 = _mix(h1 ^ np.uint64(u), w, k1)
-        h2 = _mix(h2 ^ np.uint64(u), w, k2)
-    return h1, h2
-
-
-@nb.njit(cache=True)
-def _memo_has(memo, key):
-    return key in memo
-
-
-@nb.njit(cache=True)
-def _memo_add(memo, key, most):
-    if len(memo) >= most:
-        memo.clear()
-    memo[key] = np.uint8(1)
 
 
 @nb.njit(cache=True)
@@ -387,7 +336,7 @@ def _candidate_call(S, I, pool, f):
         if pool[q] != b:
             pool[c] = pool[q]
             c += 1
-    return f[F_END], f[F_M] - 1, f[F_LO], f[F_HI], o, S[A][b], b, c
+    return f[F_END], f[F_M] - 1, f[F_LO], f[F_HI], o, S[FKEY][b], b, c
 
 
 @nb.njit(cache=True)
@@ -400,17 +349,18 @@ def _group_call(pool, f):
 
 
 @nb.njit(cache=True)
-def run(S, I, memo, limit, deadline):
-    """One run from scratch: 1 found, 0 proved infeasible, -1 cut off (state reset). The
-    search of ``search.PySearch.node`` with its recursion on an explicit stack: a call
-    (U, lo, hi, floor, last, placed) is evaluated to a result, or pushes a frame and becomes
-    the frame's first child call; results go up the frames."""
+def run(S, I, t1, t2, limit, deadline):
+    """One run from scratch: (1 found, 0 proved infeasible, -1 cut off (state reset); the
+    memo's table (t1, t2), a new one when it grew). The search of ``search.PySearch.node``
+    with its recursion on an explicit stack: a call (U, lo, hi, floor, last, placed) is
+    evaluated to a result, or pushes a frame and becomes the frame's first child call;
+    results go up the frames."""
     undo_to(S, I, 0)
     I[I_LIMIT] = limit
     I[I_BT] = 0
     n, C = I[I_N], I[I_C]
     size, a, e, minoff, cross, total = S[SIZE], S[A], S[E], S[MINOFF], S[CROSS], S[TOTAL]
-    clast_, cls_, offset_, trank_ = S[CLAST], S[CLS], S[OFFSET], S[TRANK]
+    clast_, cls_, offset_, trank_, fkey = S[CLAST], S[CLS], S[OFFSET], S[TRANK], S[FKEY]
     twins = I[I_TWINS] == 1
     pool = np.empty(max(64, 4 * n), dtype=np.int64)
     for i in range(n):
@@ -432,7 +382,7 @@ def run(S, I, memo, limit, deadline):
             elif cm == 1:  # nothing left meets it: straight to its minimum offset
                 b = pool[cu]
                 o = minoff[b]
-                if o < cfloor or (o == cfloor and a[b] <= clast) or o + size[b] > C:
+                if o < cfloor or (o == cfloor and fkey[b] <= clast) or o + size[b] > C:
                     r = 0
                 else:
                     place(S, I, b, o)
@@ -463,22 +413,22 @@ def run(S, I, memo, limit, deadline):
                     cu, cm, clo, chi, cfloor, clast, cplaced, ctop = _group_call(pool, f)
                     pushed = True
             if not pushed:
-                h1 = _mix(np.uint64(0x9E3779B97F4A7C15), cfloor, np.uint64(0xD6E8FEB86659FD93))
-                h2 = _mix(np.uint64(0x6A09E667F3BCC909), cfloor, np.uint64(0xA0761D6478BD642F))
-                h1 = _mix(h1, clast, np.uint64(0xD6E8FEB86659FD93))
-                h2 = _mix(h2, clast, np.uint64(0xA0761D6478BD642F))
-                h1, h2 = _digest(pool, cu, cm, minoff, twins, clast_, cls_, offset_, size, trank_, h1, h2)
+                h1 = mix(np.uint64(0x9E3779B97F4A7C15), cfloor, np.uint64(0xD6E8FEB86659FD93))
+                h2 = mix(np.uint64(0x6A09E667F3BCC909), cfloor, np.uint64(0xA0761D6478BD642F))
+                h1 = mix(mix(h1, clast, np.uint64(0xD6E8FEB86659FD93)), I[I_SALT], np.uint64(0xD6E8FEB86659FD93))
+                h2 = mix(mix(h2, clast, np.uint64(0xA0761D6478BD642F)), I[I_SALT], np.uint64(0xA0761D6478BD642F))
+                h1, h2 = digest(pool, cu, cm, minoff, twins, clast_, cls_, offset_, size, trank_, h1, h2)
                 key = (np.int64(h1), np.int64(h2))
-                if _memo_has(memo, key):
+                if _memo_has(t1, t2, key[0], key[1]):
                     r = 0
                 elif not _sections_ok(S, I, lo, hi, cfloor, clast):
-                    _memo_add(memo, key, I[I_MEMO])
+                    t1, t2, I[I_MEMO_N] = _memo_add(t1, t2, I[I_MEMO_N], key[0], key[1], I[I_MEMO])
                     r = 0
                 else:
                     pool = _reserve(pool, ctop, 3 * cm)  # candidates, their offsets, the child's U
                     nc = _candidates(S, I, pool, cu, cm, lo, hi, cfloor, clast, ctop)
                     if nc == 0:
-                        _memo_add(memo, key, I[I_MEMO])
+                        t1, t2, I[I_MEMO_N] = _memo_add(t1, t2, I[I_MEMO_N], key[0], key[1], I[I_MEMO])
                         r = 0
                     else:
                         f = frames[nf]
@@ -490,7 +440,7 @@ def run(S, I, memo, limit, deadline):
             if nf == 0:
                 if r == -1:
                     undo_to(S, I, 0)
-                return r
+                return r, t1, t2
             f = frames[nf - 1]
             if f[F_KIND] == OR:
                 if r == 1:
@@ -510,7 +460,7 @@ def run(S, I, memo, limit, deadline):
                     cu, cm, clo, chi, cfloor, clast, cplaced, ctop = _candidate_call(S, I, pool, f)
                     r = 2
                 else:
-                    _memo_add(memo, (f[F_H1], f[F_H2]), I[I_MEMO])
+                    t1, t2, I[I_MEMO_N] = _memo_add(t1, t2, I[I_MEMO_N], f[F_H1], f[F_H2], I[I_MEMO])
                     nf -= 1
                     r = 0
             else:

@@ -4,10 +4,10 @@ minimalloc). This is the reference; ``jit_search.JitSearch`` runs the same nodes
 
 Complete: take the *least* feasible placement (least sum(size_b^2 * offset_b), ties by the
 offsets in buffer order). Each of its buffers sits at the lowest aligned offset above the
-buffers below it that it meets in time, so listed by (offset, lower) each buffer's offset is
-its minimum offset given those before it. The search enumerates such lists and each pruning
-rule keeps that one:
-- *floor*: offsets never decrease; at one offset lifespans go left to right;
+buffers below it that it meets in time, so listed by offset (any fixed order among buffers at
+one offset: they never meet in time) each buffer's offset is its minimum offset given those
+before it. The search enumerates such lists and each pruning rule keeps that one:
+- *floor*: offsets never decrease; at one offset buffers follow the tie order;
 - *section inference*: the unplaced buffers covering a section stack at or above
   max(minimum offset, floor), so they must fit under the capacity together;
 - *dominance*: offset o is pointless when another unplaced buffer would fit wholly below o;
@@ -18,9 +18,11 @@ rule keeps that one:
 - *hatless*: a buffer nothing unplaced meets goes straight to its minimum offset;
 - *stacked twins*: two buffers of equal lifespan and alignment stacked directly can swap, so
   in the least placement the lower is the larger (ties: smaller index).
-Candidates are tried by minimum offset, then those that leave no hole under them, then
-leftmost start, then a static preorder. Failed sub-problems are memoised by a digest of what
-they read. The proofs and the measurements behind each rule: ``docs/alloc.md``.
+A run tries candidates in one of two orders: *bottom-left* (minimum offset, then no hole
+under it, then leftmost start, then a static preorder; ties at one offset: lifespans left to
+right) or *minimalloc's* (minimum offset, then the static preorder, which is also the tie
+order). Failed sub-problems are memoised by a digest of what they read. The proofs and the
+measurements behind each rule: ``docs/alloc.md``.
 """
 from __future__ import annotations
 
@@ -34,7 +36,12 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 _BIG = np.int64(1) << np.int64(61)
-PREORDERS = ("TAW", "WAT", "AWT")  # T: lifespan, A: area, W: size (width), largest first
+# Static preorders, largest first: T lifespan, A area, W size (width), S the most bytes alive in
+# a section the buffer covers (minimalloc's "total"). minimalloc's defaults WAT, TAW, TWA (its W
+# is the lifespan, its T our S) are TAS, SAT, STA here.
+PREORDERS = ("TAW", "WAT", "AWT")   # for the bottom-left order
+MM_PREORDERS = ("STA", "TAS", "SAT")  # for minimalloc's dynamic order
+ORDERS = ("bl", "mm")  # candidate orders of a run (``PySearch.run``)
 TWINS = True  # the stacked-twins rule (the module docstring); False only for ablations
 STRANDED = True  # the stranded-buffer rule; False only for ablations (of the Python search)
 PAIR_LIMIT = 4_000_000  # (buffer, section) incidences kept for section inference
@@ -64,6 +71,14 @@ def preorder_rank(lower: np.ndarray, upper: np.ndarray, size: np.ndarray, key: s
     """rank[b]: position of b when sorted by the criteria in ``key`` (largest first)."""
     length = upper - lower
     cols = {"T": -length, "A": -length * size, "W": -size}
+    if "S" in key:
+        bounds = np.unique(np.concatenate([lower, upper]))
+        a, e = np.searchsorted(bounds, lower), np.searchsorted(bounds, upper)
+        d = np.zeros(len(bounds) + 1, dtype=np.int64)
+        np.add.at(d, a, size)
+        np.add.at(d, e, -size)
+        total = np.cumsum(d)[:len(bounds) - 1]
+        cols["S"] = -np.array([total[x:y].max() for x, y in zip(a.tolist(), e.tolist())], dtype=np.int64)
     order = np.lexsort([tiebreak] + [cols[c] for c in reversed(key)])
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
@@ -138,13 +153,21 @@ class PySearch:
         # Digests of sub-problems proved infeasible. A sub-problem (a time-connected set of
         # unplaced buffers) is fully determined by its ids, their minimum offsets, the floor and
         # the last position at the floor: nothing else it reads depends on the other buffers.
-        # Feasibility does not depend on the preorder, so the memo survives restarts.
+        # Under the bottom-left order it does not depend on the preorder either, so the memo
+        # survives restarts; under minimalloc's the tie rule at the floor follows the preorder,
+        # so its keys carry a digest of it (``salt``).
         self.failed: set[bytes] = set()
         self.nodes = 0
         self.backtracks = 0
         self.limit = 0
         self.deadline = float("inf")
         self.rank = np.arange(n)
+        # The tie rule at the floor: buffers at one offset never meet in time, so any fixed
+        # order among them lists the same placement. ``fkey`` is that order: the first section
+        # (bottom-left order, lifespans left to right) or the preorder rank (minimalloc's).
+        self.fkey = self.a.copy()
+        self.order = "bl"
+        self.salt = 0
 
     # ----- placement and undo -----
     def place(self, b: int, o: int) -> None:
@@ -185,9 +208,9 @@ class PySearch:
             return True
         eff = self.eff
         mo = self.minoff
-        # At the floor only buffers right of the last one placed there can still go; the rest
-        # (and those straddling the floor) lie at least g higher.
-        at_floor = (mo == floor) & (self.a > last)
+        # At the floor only buffers after the last one placed there (in the tie order) can
+        # still go; the rest (and those straddling the floor) lie at least g higher.
+        at_floor = (mo == floor) & (self.fkey > last)
         eff[: self.n] = np.where(mo > floor, mo, np.where(at_floor, floor, floor + self.g))
         eff[: self.n][~self.unplaced] = _BIG
         p0, p1 = self.sec_ptr[lo], self.sec_ptr[hi]
@@ -217,8 +240,8 @@ class PySearch:
     # ----- the search -----
     def node(self, U: np.ndarray, lo: int, hi: int, floor: int, last: int, placed: int = -1) -> bool:
         """Complete the placement of U (one time-connected region [lo, hi)) with every offset
-        >= floor, and at offset == floor only right of section ``last`` (where the last buffer
-        placed at the floor starts). ``placed``: the buffer just placed (U was connected before
+        >= floor, and at offset == floor only after ``last`` in the tie order (``fkey``: by
+        default the section where the last buffer placed at the floor starts). ``placed``: the buffer just placed (U was connected before
         it, so only its span can hold a new cut), -1 for a group just split off, -2 to look
         for cuts everywhere. On failure the state is as on entry."""
         if U.size == 0:
@@ -229,7 +252,7 @@ class PySearch:
         if U.size == 1:  # nothing left meets it: straight to its minimum offset
             b = int(U[0])
             o = int(self.minoff[b])
-            if o < floor or (o == floor and self.a[b] <= last) or o + self.size[b] > self.C:
+            if o < floor or (o == floor and self.fkey[b] <= last) or o + self.size[b] > self.C:
                 return False
             self.place(b, o)
             return True
@@ -277,7 +300,7 @@ class PySearch:
 
     def _key(self, U: np.ndarray, floor: int, last: int) -> bytes:
         state = U.tobytes() + self.minoff[U].tobytes() + floor.to_bytes(8, "little", signed=True) \
-            + last.to_bytes(8, "little", signed=True)
+            + last.to_bytes(8, "little", signed=True) + self.salt.to_bytes(8, "little", signed=True)
         if self.twins:
             state += np.packbits(self._twin_forbidden(U)).tobytes()
         return hashlib.blake2b(state, digest_size=20).digest()
@@ -287,7 +310,7 @@ class PySearch:
         if not self.sections_ok(lo, hi, floor, last):
             return False
         mo = self.minoff[U]
-        blocked = (mo < floor) | ((mo == floor) & (self.a[U] <= last))
+        blocked = (mo < floor) | ((mo == floor) & (self.fkey[U] <= last))
         if STRANDED and blocked.any() and self._stranded(U[blocked], U, floor):
             return False
         key = mo + self.size[U]
@@ -298,14 +321,17 @@ class PySearch:
         dom = np.full(U.size, k1)
         dom[i1] = k2
         omax = self.C - int(self.total[lo:hi].max())
-        ok = (mo >= floor) & (mo <= omax) & (mo < dom) & ((mo > floor) | (self.a[U] > last))
+        ok = (mo >= floor) & (mo <= omax) & (mo < dom) & ((mo > floor) | (self.fkey[U] > last))
         if self.twins:
             ok &= ~self._twin_forbidden(U)
         cand = U[ok]
         if cand.size == 0:
             return False
         cmo = mo[ok]
-        if cand.size > 1:
+        if cand.size > 1 and self.order == "mm":
+            # minimalloc's dynamic order: least minimum offset, then the static preorder
+            order = np.lexsort((self.rank[cand], cmo)).tolist()
+        elif cand.size > 1:
             # A candidate that leaves no hole under it (every section it covers is filled up to
             # its offset) goes before one that does, at equal offsets: holes are what slack
             # instances waste and tight sections cannot afford.
@@ -319,7 +345,7 @@ class PySearch:
             b = int(cand[j])
             o = int(cmo[j])
             self.place(b, o)
-            if self.node(U[U != b], lo, hi, o, int(self.a[b]), b):
+            if self.node(U[U != b], lo, hi, o, int(self.fkey[b]), b):
                 return True
             self.undo_to(mark)
             self.backtracks += 1
@@ -327,16 +353,30 @@ class PySearch:
                 raise _Abort
         return False
 
-    def run(self, rank: np.ndarray, limit: float, deadline: float) -> bool | None:
-        """One run from scratch; True/False when it finished, None when cut off."""
+    def run(self, rank: np.ndarray, limit: float, deadline: float, order: str = "bl") -> bool | None:
+        """One run from scratch; True/False when it finished, None when cut off. ``order``:
+        "bl" (bottom-left: least minimum offset, no hole under it, leftmost start, then
+        ``rank``; lifespans left to right at one offset) or "mm" (minimalloc's: least minimum
+        offset, then ``rank``, which also orders the buffers at one offset)."""
         self.undo_to(0)
-        self.rank, self.limit, self.deadline = rank, limit, deadline
+        self._set_order(rank, order)
+        self.limit, self.deadline = limit, deadline
         self.backtracks = 0
         try:
             return self.node(np.arange(self.n), 0, self.S, 0, -1, -2)
         except _Abort:
             self.undo_to(0)
             return None
+
+
+    def _set_order(self, rank: np.ndarray, order: str) -> None:
+        if order not in ORDERS:
+            raise ValueError(f"unknown search order {order!r}")
+        self.rank, self.order = np.asarray(rank, dtype=np.int64), order
+        self.fkey[:] = self.rank if order == "mm" else self.a
+        # 0 for "bl" (its memo holds across preorders), a 62-bit digest of the rank for "mm"
+        self.salt = 0 if order == "bl" else 1 + int.from_bytes(
+            hashlib.blake2b(self.rank.tobytes(), digest_size=8).digest(), "little") % (1 << 62)
 
 
 def meeting_pairs(lower: np.ndarray, upper: np.ndarray) -> int:

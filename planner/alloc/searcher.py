@@ -1,11 +1,13 @@
-"""The exact search as an engine: restarts over preorders and the time-reversed instance with
-a doubling backtrack limit (a lucky order finds a placement early; only a run that finishes
-within its limit proves infeasibility), on the compiled search when numba's cache holds it
+"""The exact search as an engine: restarts over two candidate orders (minimalloc's dynamic
+order under its static preorders; bottom-left under ours, on the instance and its time
+reversal) with a doubling backtrack limit (a lucky order finds a placement early; only a run
+that finishes within its limit proves infeasibility), on the compiled search when numba's cache holds it
 and in Python otherwise. Both visit the same nodes in the same order, so the answer never
 depends on which ran. Single-threaded and deterministic for a seed, unless a deadline cuts it.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import sys
 import time
@@ -14,7 +16,7 @@ import numpy as np
 
 from .jit_cache import mode
 from .jit_search import JitSearch
-from .search import PREORDERS, PySearch, SearchOutcome, meeting_pairs, preorder_rank
+from .search import MM_PREORDERS, PREORDERS, PySearch, SearchOutcome, meeting_pairs, preorder_rank
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +47,8 @@ class Searcher:
     the failure memos, so a portfolio can interleave it with another engine."""
 
     def __init__(self, lower, upper, size, align, capacity: int, seed: int = 0,
-                 first_limit: int = 1000, preorders: tuple[str, ...] = PREORDERS):
+                 first_limit: int = 1000, preorders: tuple[str, ...] = PREORDERS,
+                 mm_preorders: tuple[str, ...] = MM_PREORDERS):
         lower, upper = np.asarray(lower, dtype=np.int64), np.asarray(upper, dtype=np.int64)
         size, align = np.asarray(size, dtype=np.int64), np.asarray(align, dtype=np.int64)
         self.n = len(size)
@@ -72,8 +75,12 @@ class Searcher:
             return
         states = [fwd, engine(horizon - up_, horizon - lo_, sz_, al_, capacity)]
         tiebreak = np.random.default_rng(seed).permutation(live.size)
-        ranks = [preorder_rank(lo_, up_, sz_, k, tiebreak) for k in preorders]
-        self.cycle = [(st, rank) for rank in ranks for st in states]
+        # One round: minimalloc's order under each of its preorders (forward only: that order
+        # never looks at start times) interleaved with the bottom-left runs.
+        # The two orders succeed on different instances (docs/alloc.md: measured history).
+        mm = [(fwd, preorder_rank(lo_, up_, sz_, k, tiebreak), "mm") for k in mm_preorders]
+        bl = [(st, preorder_rank(lo_, up_, sz_, k, tiebreak), "bl") for k in preorders for st in states]
+        self.cycle = [r for pair in itertools.zip_longest(mm, bl) for r in pair if r is not None]
         self.limit = float(first_limit)
 
     def advance(self, deadline: float) -> SearchOutcome:
@@ -92,8 +99,8 @@ class Searcher:
 
     def _advance(self, deadline: float) -> None:
         while True:
-            st, rank = self.cycle[self.runs % len(self.cycle)]
-            res = st.run(rank, self.limit, deadline)
+            st, rank, order = self.cycle[self.runs % len(self.cycle)]
+            res = st.run(rank, self.limit, deadline, order)
             self.nodes += st.nodes
             self.backtracks += st.backtracks
             st.nodes = 0
@@ -116,7 +123,9 @@ class Searcher:
 
 def search(lower: np.ndarray, upper: np.ndarray, size: np.ndarray, align: np.ndarray,
            capacity: int, deadline: float = float("inf"), seed: int = 0,
-           first_limit: int = 1000, preorders: tuple[str, ...] = PREORDERS) -> SearchOutcome:
+           first_limit: int = 1000, preorders: tuple[str, ...] = PREORDERS,
+           mm_preorders: tuple[str, ...] = MM_PREORDERS) -> SearchOutcome:
     """Find offsets within ``capacity`` or prove there are none (before ``deadline``,
     a ``time.perf_counter()`` value). Zero-size buffers go to offset 0."""
-    return Searcher(lower, upper, size, align, capacity, seed, first_limit, preorders).advance(deadline)
+    return Searcher(lower, upper, size, align, capacity, seed, first_limit, preorders,
+                    mm_preorders).advance(deadline)

@@ -27,6 +27,7 @@ SLICE_FIRST = 2.0   # engine auto: first time slice (s) of each engine; slices t
 SLICE_GROWTH = 4.0  # ... by this factor after each search + CP-SAT pair
 CPSAT_FIRST = 1.0   # CpsatRuns: first run (s) of each CP-SAT search; runs then grow ...
 CPSAT_GROWTH = 1.5  # ... by this factor after each bottom-left + default pair (new seed per pair)
+STARVED_FLOOR = 0.05  # engine auto: the least CPU share a stretched search slice assumes
 
 
 def solve_dsa(buffers: list[Buffer], capacity: int | None = None, time_limit: float = 60.0,
@@ -182,16 +183,31 @@ def _run_auto(buffers, capacity: int, deadline: float, seed: int, threads: int, 
     searcher = Searcher(*as_arrays(buffers), capacity, seed=seed)
     if runs is None:
         runs = CpsatRuns(buffers, capacity, seed, threads)
-    k = 0
+    # A slice is meant as the engine's CPU time. On a loaded machine a niced process may get a
+    # tenth of a core, and a wall-clock slice then ends before the search has finished one run
+    # (minimalloc's G: 64 nodes in the first 4 s); handing over to CP-SAT then only adds its
+    # start-up. So a search slice that got less than half a core is run again once, its window
+    # stretched by the CPU share it got (an idle machine never sees this).
+    k, share, stretched = 0, 1.0, False
     while True:
         now = time.perf_counter()
         if now >= deadline:
             return "timeout", None, "search"
-        end = min(deadline, now + SLICE_FIRST * SLICE_GROWTH ** (k // 2))
-        if k % 2 == 0:
+        planned = SLICE_FIRST * SLICE_GROWTH ** (k // 2)
+        search_turn = k % 2 == 0
+        end = min(deadline, now + (planned / share if search_turn else planned))
+        cpu0 = time.process_time()
+        if search_turn:
             out = _run_search(buffers, capacity, end, seed, threads, searcher)
         else:
             out = _run_cpsat(buffers, capacity, end, seed, threads, runs)
         if out[0] != "timeout":
             return out
+        if search_turn:
+            got = (time.process_time() - cpu0) / max(1e-6, time.perf_counter() - now)
+            share = min(1.0, max(STARVED_FLOOR, got))
+            if got < 0.5 and not stretched:
+                stretched = True
+                continue
+        stretched = False
         k += 1
