@@ -31,6 +31,7 @@ from planner.plan import Plan
 from planner.result import Result, gap_of
 
 from .keepset import descend
+from .segments import segment_start
 from .problem import RematProblem, extract
 
 log = logging.getLogger(__name__)
@@ -134,8 +135,13 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     deadline = t0 + time_limit
     best: Constructed | None = None
     last = None
+    start = segment_start(p, t0 + time_limit / 8)
+    if start is not None:  # the segment-checkpointed start, descended a quarter of the time
+        for st in descend(p, t0 + time_limit / 4, start=start):
+            last = st
     for st in descend(p, t0 + time_limit / 2):
-        last = st
+        if last is None or st.peak < last.peak:
+            last = st
     if last is not None:
         placed = place_fitting(p, list(last.seq), None, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
         if placed is not None:
@@ -192,22 +198,26 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
         return None
     deadline = t0 + time_limit
     found: list[Constructed] = []
-    for shrink in SHRINK:  # a little below the capacity leaves the placement room
-        if found or time.perf_counter() > t0 + time_limit / 3:
-            break
-        target = int(cap * shrink)
-        for st in descend(p, t0 + time_limit / 3, target=target):
-            if st.peak > target:
-                continue
-            now = time.perf_counter()
-            left = max(0.5, min(5.0, deadline - now))
-            # pruning a long sequence is slow (each try rebuilds its lifetimes): a share of the time
-            prune_end = now + max(1.0, PRUNE_SHARE * (deadline - now))
-            for seq in (prune_recomputations(p, list(st.seq), target, prune_end), list(st.seq)):
-                placed = place_fitting(p, seq, cap, left, seed, threads)
-                if placed is not None:
-                    found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
-                    break
+    start = segment_start(p, t0 + time_limit / 12)
+    for st0 in ([start] if start is not None else []) + [None]:  # segment-checkpointed, then plain
+        placed_one = False
+        for shrink in SHRINK:  # a little below the capacity leaves the placement room
+            if placed_one or time.perf_counter() > t0 + time_limit / 3:
+                break
+            target = int(cap * shrink)
+            for st in descend(p, t0 + time_limit / 3, target=target, start=st0):
+                if st.peak > target:
+                    continue
+                now = time.perf_counter()
+                left = max(0.5, min(5.0, deadline - now))
+                # pruning a long sequence is slow (each try rebuilds its lifetimes): a share of the time
+                prune_end = now + max(1.0, PRUNE_SHARE * (deadline - now))
+                for seq in (prune_recomputations(p, list(st.seq), target, prune_end), list(st.seq)):
+                    placed = place_fitting(p, seq, cap, left, seed, threads)
+                    if placed is not None:
+                        found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
+                        placed_one = True
+                        break
     if time.perf_counter() < deadline:
         end = t0 + 2 * time_limit / 3
         placed = _place_first(p, _gaps(p, cap, end), cap, end, seed, threads)
