@@ -14,7 +14,8 @@ descent stalls. Here, instead:
   across its gap, recomputed at its first later need (with the rest of its segment, from the
   checkpoints) and then kept to its last need;
 - ``k`` is searched (each candidate is one sequence build): few segments keep few
-  checkpoints but recompute a large segment at once, many do the opposite.
+  checkpoints but recompute a large segment at once, many do the opposite; and so is
+  whether an op gathering from several earlier segments keeps its own output instead.
 Values outside the region keep their plain lifetimes. The result is a keep-set state, so the
 descent can go on from it (``keepset.descend(..., start=...)``).
 """
@@ -60,7 +61,7 @@ def _largest_gap(us: list[int]) -> tuple[int, int]:
 
 
 def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
-    """Yield (k, Start, State) for each segment count tried (the lowest peak is the caller's
+    """Yield ((k, collect), Start, State) for each segment count and cut rule tried (the lowest peak is the caller's
     pick); nothing when no value is saved across the plain schedule's peak."""
     b = b or _Builder(p)
     nv = len(p.values)
@@ -95,11 +96,11 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
     order = sorted(saved, key=lambda v: V[v].producer)
     csize = np.cumsum([max(1, V[v].size) for v in order])
     tried = set()
-    for f in K_FACTORS:
+    for f, collect in [(f, c) for c in (False, True) for f in K_FACTORS]:
         k = max(1, min(len(order), round(f * len(order) ** 0.5)))
-        if k in tried:
+        if (k, collect) in tried:
             continue
-        tried.add(k)
+        tried.add((k, collect))
         if time.perf_counter() > deadline:
             return
         # segment j of a stage: by the saved size produced before it
@@ -112,7 +113,10 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
             cross = [v for v in p.reads[op] if v in in_region and seg[V[v].producer] < sk]
             if not cross:
                 continue
-            if sum(V[v].size for v in cross) > sum(V[v].size for v in p.outs[op]):
+            # ``collect``: an op gathering from several earlier segments (a stack of every
+            # step's output) is a checkpoint itself, else its inputs would pin every segment
+            if (sum(V[v].size for v in cross) >= sum(V[v].size for v in p.outs[op])
+                    or (collect and len({seg[V[v].producer] for v in cross}) > 1)):
                 keep[[v for v in p.outs[op] if v in in_region]] = True
             else:
                 keep[cross] = True
@@ -124,8 +128,8 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
         got = b.state(seq, int((~keep).sum())) if seq is not None else None
         if got is None:
             continue
-        log.debug("segments: k=%d peak %d (plain %d) cost %.1f", k, got.peak, st.peak, got.cost)
-        yield k, Start(keep, hold, resume), got
+        log.debug("segments: k=%d collect=%s peak %d (plain %d) cost %.1f", k, collect, got.peak, st.peak, got.cost)
+        yield (k, collect), Start(keep, hold, resume), got
 
 
 def segment_start(p: RematProblem, deadline: float):
