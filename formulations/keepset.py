@@ -58,6 +58,7 @@ class Start:
     keep: np.ndarray     # bool per value: kept (a checkpoint for its dropped descendants)
     hold: np.ndarray     # int per value: stage a sticky value's first computation lives to (-1: not sticky)
     resume: np.ndarray   # int per value: stage a sticky value is recomputed at (-1: its last need)
+    window: np.ndarray   # int per value: from this stage on a recomputation of it is held (-1: resume)
 
 
 class _Builder:
@@ -81,12 +82,14 @@ class _Builder:
         self.forced = {v for v in range(len(V)) if self.limit[self.producer[v]] <= self.producer[v]}
 
     def sequence(self, keep: np.ndarray, hold: np.ndarray | None = None,
-                 resume: np.ndarray | None = None) -> list[int] | None:
+                 resume: np.ndarray | None = None, window: np.ndarray | None = None) -> list[int] | None:
         """Op sequence for keep mask ``keep`` (None: a needed recomputation is not allowed).
         ``hold`` (-1: none) makes a dropped value *sticky*: its first computation stays live
         to stage ``hold[v]``, and once recomputed it stays live to its last need (a segment
         recomputed once, as in chain checkpointing); ``resume[v]`` (-1: none) is the stage
-        that recomputes it, so only up to there its inputs must survive."""
+        that recomputes it, so only up to there its inputs must survive; ``window[v]`` (-1: the
+        resume) the first stage whose recomputation of it is held (one before that, for a
+        descendant, is freed at once: a later segment's recomputation must not pin it)."""
         p, limit, outs = self.p, self.limit, self.p.outs
         keep = keep.copy()
         keep[list(self.forced)] = True
@@ -109,7 +112,7 @@ class _Builder:
                         e = t
                     elif k == t:  # sticky: the first run lives to its hold
                         e = max(t, hold[v])
-                    elif resume is not None and t < resume[v]:
+                    elif resume is not None and t < (resume[v] if window is None or window[v] < 0 else window[v]):
                         e = t  # recomputed for a descendant before its own gap ends: not held
                     else:  # past the gap: a recomputation lives to its last need
                         e = max(t, last[v])
@@ -228,7 +231,8 @@ def descend(p: RematProblem, deadline: float, target: int | None = None, start: 
     keep = np.ones(nv, dtype=bool) if start is None else start.keep.copy()
     hold = None if start is None else start.hold
     resume = None if start is None else start.resume
-    seq = b.sequence(keep, hold, resume)
+    window = None if start is None else start.window
+    seq = b.sequence(keep, hold, resume, window)
     st = b.state(seq, 0) if seq is not None else None
     if st is None:
         return
@@ -253,7 +257,7 @@ def descend(p: RematProblem, deadline: float, target: int | None = None, start: 
                 break
             for group in _moves(p, cands, droppable, views, wide):
                 keep[group] = False
-                s2 = b.sequence(keep, hold, resume)
+                s2 = b.sequence(keep, hold, resume, window)
                 got = b.state(s2, st.dropped + len(group)) if s2 is not None and len(s2) <= MAX_SEQ else None
                 keep[group] = True
                 if got is not None and _key(got) < _key(st) and (

@@ -124,12 +124,23 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
             bv = V[v].base
             if bv is not None and not keep[bv]:
                 keep[v] = False
-        seq = b.sequence(keep, hold, resume)
+        # a segment is recomputed when its first value is needed again: from then on its
+        # recomputed values are held (before, a later segment's chain only passes through)
+        window = np.full(nv, -1, dtype=np.int64)
+        first: dict[int, int] = {}
+        for v in saved:
+            if not keep[v]:
+                j = int(seg[V[v].producer])
+                first[j] = min(first.get(j, p.n), int(resume[v]))
+        for v in saved:
+            if not keep[v]:
+                window[v] = first[int(seg[V[v].producer])]
+        seq = b.sequence(keep, hold, resume, window)
         got = b.state(seq, int((~keep).sum())) if seq is not None else None
         if got is None:
             continue
         log.debug("segments: k=%d collect=%s peak %d (plain %d) cost %.1f", k, collect, got.peak, st.peak, got.cost)
-        yield (k, collect), Start(keep, hold, resume), got
+        yield (k, collect), Start(keep, hold, resume, window), got
 
 
 def segment_start(p: RematProblem, deadline: float):
