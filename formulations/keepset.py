@@ -22,6 +22,7 @@ the ``constructive`` method).
 """
 from __future__ import annotations
 
+import bisect
 import logging
 import time
 from dataclasses import dataclass
@@ -85,11 +86,11 @@ class _Builder:
                  resume: np.ndarray | None = None, window: np.ndarray | None = None) -> list[int] | None:
         """Op sequence for keep mask ``keep`` (None: a needed recomputation is not allowed).
         ``hold`` (-1: none) makes a dropped value *sticky*: its first computation stays live
-        to stage ``hold[v]``, and once recomputed it stays live to its last need (a segment
-        recomputed once, as in chain checkpointing); ``resume[v]`` (-1: none) is the stage
-        that recomputes it, so only up to there its inputs must survive; ``window[v]`` (-1: the
-        resume) the first stage whose recomputation of it is held (one before that, for a
-        descendant, is freed at once: a later segment's recomputation must not pin it)."""
+        to stage ``hold[v]``; ``resume[v]`` (-1: none) is the stage that recomputes it for its
+        own next need, so only up to there its inputs must survive, and a recomputation from
+        stage ``window[v]`` on (-1: the resume) stays live to its last need (a segment
+        recomputed once, as in chain checkpointing). A recomputation before that only serves
+        a descendant: it is freed at once."""
         p, limit, outs = self.p, self.limit, self.p.outs
         keep = keep.copy()
         keep[list(self.forced)] = True
@@ -112,8 +113,9 @@ class _Builder:
                         e = t
                     elif k == t:  # sticky: the first run lives to its hold
                         e = max(t, hold[v])
-                    elif resume is not None and t < (resume[v] if window is None or window[v] < 0 else window[v]):
-                        e = t  # recomputed for a descendant before its own gap ends: not held
+                    elif resume is not None and t < (
+                            window[v] if window is not None and window[v] >= 0 else resume[v]):
+                        e = t  # recomputed for a descendant before its segment is due: not held
                     else:  # past the gap: a recomputation lives to its last need
                         e = max(t, last[v])
                     live[v] = e
@@ -219,19 +221,25 @@ def _better(a: State, b: State, base: State, target: int | None) -> bool:
     return (price(a), _key(a)) < (price(b), _key(b))
 
 
-def descend(p: RematProblem, deadline: float, target: int | None = None, start: Start | None = None):
+def descend(p: RematProblem, deadline: float, target: int | None = None, start: Start | None = None,
+            gaps: bool = False):
     """Yield the states of the keep-set descent, each with a lower (peak, moments, cost)
     key than the one before; stop at a local optimum, the deadline, or (``target``) after the
     first state whose peak is within ``target`` units. Without a target each step takes the
     candidate with the lowest key; with one, the cheapest per unit of peak (``_better``).
-    ``start``: begin from that keep set (with its sticky values) instead of keep-everything."""
+    ``start``: begin from that keep set (with its sticky values) instead of keep-everything.
+    ``gaps``: each move is also tried sticky: its values dropped only across the gap between
+    their uses that holds the peak, recomputed once at its end (``_Builder.sequence``)."""
     b = _Builder(p)
     nv = len(p.values)
     views = _views(p)
     keep = np.ones(nv, dtype=bool) if start is None else start.keep.copy()
-    hold = None if start is None else start.hold
-    resume = None if start is None else start.resume
-    window = None if start is None else start.window
+    hold = None if start is None else start.hold.copy()
+    resume = None if start is None else start.resume.copy()
+    window = None if start is None else start.window.copy()
+    if gaps and hold is None:
+        hold, resume, window = (np.full(nv, -1, dtype=np.int64) for _ in range(3))
+    uses = _uses(p) if gaps else None
     seq = b.sequence(keep, hold, resume, window)
     st = b.state(seq, 0) if seq is not None else None
     if st is None:
@@ -251,25 +259,76 @@ def descend(p: RematProblem, deadline: float, target: int | None = None, start: 
         cands.sort(key=lambda v: (-b.size[v], p.cost[b.producer[v]], v))
         droppable = [keep[v] and v not in busy and b.size[v] > 0 and v not in b.forced
                      and v not in b.required for v in range(nv)]
+        tpk = _stage_of(st.seq, seq_pos)
         best = None
         for wide in (False, True):  # the rest of the values at the peak only when stuck
             if best is not None or (wide and len(cands) <= CANDIDATES):
                 break
             for group in _moves(p, cands, droppable, views, wide):
-                keep[group] = False
-                s2 = b.sequence(keep, hold, resume, window)
-                got = b.state(s2, st.dropped + len(group)) if s2 is not None and len(s2) <= MAX_SEQ else None
-                keep[group] = True
-                if got is not None and _key(got) < _key(st) and (
-                        best is None or _better(got, best[1], st, target)):
-                    best = (group, got)
+                for gap in ((False, True) if gaps else (False,)):
+                    sticky = _gap_at(uses, hold, group, tpk) if gap else {}
+                    if gap and not sticky:
+                        continue
+                    for v, (a, c) in sticky.items():
+                        hold[v], resume[v], window[v] = a, c, c
+                    keep[group] = False
+                    s2 = b.sequence(keep, hold, resume, window)
+                    got = b.state(s2, st.dropped + len(group)) if s2 is not None and len(s2) <= MAX_SEQ else None
+                    keep[group] = True
+                    for v in sticky:
+                        hold[v] = resume[v] = window[v] = -1
+                    if got is not None and _key(got) < _key(st) and (
+                            best is None or _better(got, best[2], st, target)):
+                        best = (group, sticky, got)
                 if time.perf_counter() > deadline:
                     break
         if best is None:
             return
         keep[best[0]] = False
-        st = best[1]
+        for v, (a, c) in best[1].items():
+            hold[v], resume[v], window[v] = a, c, c
+        st = best[2]
         yield st
+
+
+def _stage_of(seq: tuple[int, ...], pos: int) -> int:
+    """The stage position ``pos`` of ``seq`` belongs to: the first computation at or after it."""
+    seen = set(seq[:pos])
+    for k in seq[pos:]:
+        if k not in seen:
+            return k
+        seen.add(k)
+    return seq[-1]
+
+
+def _gap_at(uses, hold, group: list[int], t: int) -> dict[int, tuple[int, int]]:
+    """For each value of ``group`` not yet sticky: (its last use at or before stage ``t``, its
+    first use after it), the gap a sticky drop frees; values with no use after ``t`` are left out."""
+    out = {}
+    for v in group:
+        if hold[v] >= 0:
+            continue
+        us = uses[v]
+        i = bisect.bisect_right(us, t)
+        if 0 < i < len(us):
+            out[v] = (us[i - 1], us[i])
+    return out
+
+
+def _uses(p: RematProblem) -> list[list[int]]:
+    """Per value: the sorted stages needing it directly (its producer, readers of it or of a
+    view of it, ``n`` when required)."""
+    V = p.values
+    uses: list[set[int]] = [{val.producer} for val in V]
+    for k, rs in enumerate(p.reads):
+        for v in rs:
+            uses[v].add(k)
+            b = V[v].base
+            if b is not None:
+                uses[b].add(k)
+    for v in p.required:
+        uses[v].add(p.n)
+    return [sorted(u) for u in uses]
 
 
 def _moves(p: RematProblem, cands: list[int], droppable: list[bool], views: dict[int, list[int]],

@@ -26,29 +26,13 @@ import time
 
 import numpy as np
 
-from .keepset import Start, _Builder
+from .keepset import Start, _Builder, _uses
 from .problem import RematProblem
 
 log = logging.getLogger(__name__)
 
 # segment counts tried, as multiples of sqrt(number of saved values)
 K_FACTORS = (0.125, 0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
-
-
-def _uses(p: RematProblem) -> list[list[int]]:
-    """Per value: the sorted stages needing it directly (its producer, readers of it or of a
-    view of it, ``n`` when required)."""
-    V = p.values
-    uses: list[set[int]] = [{val.producer} for val in V]
-    for k, rs in enumerate(p.reads):
-        for v in rs:
-            uses[v].add(k)
-            b = V[v].base
-            if b is not None:
-                uses[b].add(k)
-    for v in p.required:
-        uses[v].add(p.n)
-    return [sorted(u) for u in uses]
 
 
 def _largest_gap(us: list[int]) -> tuple[int, int]:
@@ -81,7 +65,9 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
         return
     lo = min(V[v].producer for v in saved)
     hi = max(V[v].producer for v in saved)
-    region = [v for v in range(nv) if lo <= V[v].producer <= hi and v not in fixed]
+    lim = p.limit or (p.n,) * p.n  # a value whose producer may not run at its last need stays out
+    region = [v for v in range(nv) if lo <= V[v].producer <= hi and v not in fixed
+              and lim[V[v].producer] >= uses[v][-1]]
     saved_set = set(saved)
     in_region = set(region)
     ops = sorted({V[v].producer for v in region})
@@ -132,9 +118,9 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
             if not keep[v]:
                 j = int(seg[V[v].producer])
                 first[j] = min(first.get(j, p.n), int(resume[v]))
-        for v in saved:
+        for v in region:  # the segment's other values too: none is held before it is due
             if not keep[v]:
-                window[v] = first[int(seg[V[v].producer])]
+                window[v] = first.get(int(seg[V[v].producer]), -1)
         seq = b.sequence(keep, hold, resume, window)
         got = b.state(seq, int((~keep).sum())) if seq is not None else None
         if got is None:
