@@ -31,8 +31,8 @@ from planner.plan import Plan
 from planner.result import Result, gap_of
 
 from .keepset import descend
-from .segments import segment_start
 from .problem import RematProblem, extract
+from .segments import segment_start
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,6 @@ the ``constructive`` method).
 """
 from __future__ import annotations
 
-import bisect
 import logging
 import time
 from dataclasses import dataclass
@@ -221,15 +220,12 @@ def _better(a: State, b: State, base: State, target: int | None) -> bool:
     return (price(a), _key(a)) < (price(b), _key(b))
 
 
-def descend(p: RematProblem, deadline: float, target: int | None = None, start: Start | None = None,
-            gaps: bool = False):
+def descend(p: RematProblem, deadline: float, target: int | None = None, start: Start | None = None):
     """Yield the states of the keep-set descent, each with a lower (peak, moments, cost)
     key than the one before; stop at a local optimum, the deadline, or (``target``) after the
     first state whose peak is within ``target`` units. Without a target each step takes the
     candidate with the lowest key; with one, the cheapest per unit of peak (``_better``).
-    ``start``: begin from that keep set (with its sticky values) instead of keep-everything.
-    ``gaps``: each move is also tried sticky: its values dropped only across the gap between
-    their uses that holds the peak, recomputed once at its end (``_Builder.sequence``)."""
+    ``start``: begin from that keep set (with its sticky values) instead of keep-everything."""
     b = _Builder(p)
     nv = len(p.values)
     views = _views(p)
@@ -237,9 +233,6 @@ def descend(p: RematProblem, deadline: float, target: int | None = None, start: 
     hold = None if start is None else start.hold.copy()
     resume = None if start is None else start.resume.copy()
     window = None if start is None else start.window.copy()
-    if gaps and hold is None:
-        hold, resume, window = (np.full(nv, -1, dtype=np.int64) for _ in range(3))
-    uses = _uses(p) if gaps else None
     seq = b.sequence(keep, hold, resume, window)
     st = b.state(seq, 0) if seq is not None else None
     if st is None:
@@ -259,60 +252,25 @@ def descend(p: RematProblem, deadline: float, target: int | None = None, start: 
         cands.sort(key=lambda v: (-b.size[v], p.cost[b.producer[v]], v))
         droppable = [keep[v] and v not in busy and b.size[v] > 0 and v not in b.forced
                      and v not in b.required for v in range(nv)]
-        tpk = _stage_of(st.seq, seq_pos)
         best = None
         for wide in (False, True):  # the rest of the values at the peak only when stuck
             if best is not None or (wide and len(cands) <= CANDIDATES):
                 break
             for group in _moves(p, cands, droppable, views, wide):
-                for gap in ((False, True) if gaps else (False,)):
-                    sticky = _gap_at(uses, hold, group, tpk) if gap else {}
-                    if gap and not sticky:
-                        continue
-                    for v, (a, c) in sticky.items():
-                        hold[v], resume[v], window[v] = a, c, c
-                    keep[group] = False
-                    s2 = b.sequence(keep, hold, resume, window)
-                    got = b.state(s2, st.dropped + len(group)) if s2 is not None and len(s2) <= MAX_SEQ else None
-                    keep[group] = True
-                    for v in sticky:
-                        hold[v] = resume[v] = window[v] = -1
-                    if got is not None and _key(got) < _key(st) and (
-                            best is None or _better(got, best[2], st, target)):
-                        best = (group, sticky, got)
+                keep[group] = False
+                s2 = b.sequence(keep, hold, resume, window)
+                got = b.state(s2, st.dropped + len(group)) if s2 is not None and len(s2) <= MAX_SEQ else None
+                keep[group] = True
+                if got is not None and _key(got) < _key(st) and (
+                        best is None or _better(got, best[1], st, target)):
+                    best = (group, got)
                 if time.perf_counter() > deadline:
                     break
         if best is None:
             return
         keep[best[0]] = False
-        for v, (a, c) in best[1].items():
-            hold[v], resume[v], window[v] = a, c, c
-        st = best[2]
+        st = best[1]
         yield st
-
-
-def _stage_of(seq: tuple[int, ...], pos: int) -> int:
-    """The stage position ``pos`` of ``seq`` belongs to: the first computation at or after it."""
-    seen = set(seq[:pos])
-    for k in seq[pos:]:
-        if k not in seen:
-            return k
-        seen.add(k)
-    return seq[-1]
-
-
-def _gap_at(uses, hold, group: list[int], t: int) -> dict[int, tuple[int, int]]:
-    """For each value of ``group`` not yet sticky: (its last use at or before stage ``t``, its
-    first use after it), the gap a sticky drop frees; values with no use after ``t`` are left out."""
-    out = {}
-    for v in group:
-        if hold[v] >= 0:
-            continue
-        us = uses[v]
-        i = bisect.bisect_right(us, t)
-        if 0 < i < len(us):
-            out[v] = (us[i - 1], us[i])
-    return out
 
 
 def _uses(p: RematProblem) -> list[list[int]]:

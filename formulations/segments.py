@@ -21,6 +21,7 @@ descent can go on from it (``keepset.descend(..., start=...)``).
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 
@@ -38,7 +39,7 @@ K_FACTORS = (0.125, 0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
 def _largest_gap(us: list[int]) -> tuple[int, int]:
     """(a, b): the consecutive uses furthest apart ((-1, -1) with a single use)."""
     best = (-1, -1)
-    for a, b in zip(us, us[1:]):
+    for a, b in itertools.pairwise(us):
         if b - a > best[1] - best[0]:
             best = (a, b)
     return best
