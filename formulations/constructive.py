@@ -7,8 +7,12 @@ both offline (the whole schedule in view, unlike the runtime heuristics, which t
 random layered graphs):
 - the keep-set descent (``formulations.keepset``): recompute what each op needs from the
   values kept, dropping kept values at the peak;
+- segment checkpointing (``formulations.segments``) as a start of the descent, where values
+  are saved across the plain schedule's peak (a training step's forward for its backward);
+- on graphs of plain single-output values, the retention model (``formulations.retention``):
+  every value dropped over at most one range, recomputed once, solved by CP-SAT;
 - gap eviction (``formulations.gapevict``) aimed at capacities scanned downwards from what
-  the descent certified, for the lowest one it places.
+  the others certified, for the lowest one it places.
 Every candidate sequence gets its unneeded recomputations pruned (``improve``), minimal
 lifetimes and addresses (greedy-by-size, then the DSA at the sequence's own peak).
 
@@ -32,6 +36,7 @@ from planner.result import Result, gap_of
 
 from .keepset import descend
 from .problem import RematProblem, extract
+from .retention import retention_applies, retention_sequence
 from .segments import segment_start
 
 log = logging.getLogger(__name__)
@@ -139,13 +144,22 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     if start is not None:  # the segment-checkpointed start, descended a quarter of the time
         for st in descend(p, t0 + time_limit / 4, start=start):
             last = st
-    for st in descend(p, t0 + time_limit / 2):
+    plain = retention_applies(p)  # then the retention model gets a quarter of the time
+    for st in descend(p, t0 + time_limit * (3 / 8 if plain else 1 / 2)):
         if last is None or st.peak < last.peak:
             last = st
     if last is not None:
         placed = place_fitting(p, list(last.seq), None, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
         if placed is not None:
             best = _constructed(p, placed, None, method, t0, "keep-set")
+    if plain:
+        seq = retention_sequence(p, None, t0 + time_limit * 5 / 8, threads, seed)
+        placed = None if seq is None else place_fitting(
+            p, seq, None, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
+        if placed is not None:
+            c = _constructed(p, placed, None, method, t0, "retention")
+            if best is None or c.budget < best.budget:
+                best = c
     # gap eviction is not monotone in the capacity (measured: layered:100 places at 0.75 of
     # the baseline peak, fails at 0.76 and 0.74), so scan capacities downwards instead of bisecting
     lo = p.capacity(min_feasible_budget(g, p.alignment).bytes)
@@ -218,6 +232,12 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
                         found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
                         placed_one = True
                         break
+    if retention_applies(p) and time.perf_counter() < t0 + time_limit / 2:
+        seq = retention_sequence(p, cap, t0 + time_limit / 2, threads, seed)
+        placed = None if seq is None else place_fitting(
+            p, seq, cap, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
+        if placed is not None:
+            found.append(_constructed(p, placed, budget, method, t0, "retention"))
     if time.perf_counter() < deadline:
         end = t0 + 2 * time_limit / 3
         placed = _place_first(p, _gaps(p, cap, end), cap, end, seed, threads)
