@@ -73,7 +73,8 @@ def place_fitting(p: RematProblem, seq: list[int], cap: int | None, time_limit: 
         return None
     sizes = {i: size for i, (_, lo, hi, size) in enumerate(lt.blocks) if size > 0 and hi > lo}
     life = {i: (lt.blocks[i][1], lt.blocks[i][2] - 1) for i in sizes}
-    offs = greedy_by_size(sizes, life, cap if cap is not None else sum(sizes.values()) + 1, 1)
+    # no cap: None, so that the greedy tries its other orders until one meets the live bound
+    offs = greedy_by_size(sizes, life, cap, 1)  # type: ignore[arg-type]
     best = None
     if offs is not None:
         best = (lt, offs, max((offs[i] + sizes[i] for i in offs), default=0), "greedy-by-size")
@@ -131,8 +132,10 @@ def _place_first(p: RematProblem, seqs, cap: int, deadline: float, seed: int, th
 
 def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None, seed: int = 0,
                 threads: int = 1, method: str = "constructive", p: RematProblem | None = None) -> Constructed | None:
-    """The lowest budget the constructions certify within ``time_limit`` (half to each), with
-    its plan (not yet validated: ``feasible_upper_bound`` validates)."""
+    """The lowest budget the constructions certify within ``time_limit``, with its plan (not
+    yet validated: ``feasible_upper_bound`` validates): the keep-set descents (half of the
+    time; from segments only where they clearly lower the plain peak), then gap eviction
+    scanned down from there."""
     from planner.analysis import baseline_peak, min_feasible_budget
 
     t0 = time.perf_counter()
@@ -141,25 +144,17 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     best: Constructed | None = None
     last = None
     start = segment_start(p, t0 + time_limit / 8)
-    if start is not None:  # the segment-checkpointed start, descended a quarter of the time
+    if start is not None:  # the segment-checkpointed start, descended to a quarter of the time
         for st in descend(p, t0 + time_limit / 4, start=start):
             last = st
-    plain = retention_applies(p)  # then the retention model gets a quarter of the time
-    for st in descend(p, t0 + time_limit * (3 / 8 if plain else 1 / 2)):
+    for st in descend(p, t0 + time_limit / 2):
         if last is None or st.peak < last.peak:
             last = st
     if last is not None:
         placed = place_fitting(p, list(last.seq), None, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
         if placed is not None:
             best = _constructed(p, placed, None, method, t0, "keep-set")
-    if plain:
-        seq = retention_sequence(p, None, t0 + time_limit * 5 / 8, threads, seed)
-        placed = None if seq is None else place_fitting(
-            p, seq, None, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
-        if placed is not None:
-            c = _constructed(p, placed, None, method, t0, "retention")
-            if best is None or c.budget < best.budget:
-                best = c
+            log.debug("upper bound: keep-set %d units at %.1f s", best.budget // p.alignment, time.perf_counter() - t0)
     # gap eviction is not monotone in the capacity (measured: layered:100 places at 0.75 of
     # the baseline peak, fails at 0.76 and 0.74), so scan capacities downwards instead of bisecting
     lo = p.capacity(min_feasible_budget(g, p.alignment).bytes)

@@ -33,12 +33,31 @@ def retention_applies(p: RematProblem) -> bool:
             and all(lim[k] >= p.n for k in range(p.n)))
 
 
+# share of the time for the model without early recomputations (smaller: solved quickly,
+# then a hint for the full one)
+LATE_SHARE = 0.5
+
+
 def retention_sequence(p: RematProblem, cap: int | None, deadline: float, threads: int = 1,
                        seed: int = 0) -> list[int] | None:
     """Op sequence from the CP-SAT model (see the module docstring), or None (not a plain
-    problem, no solution in time, or none within ``cap``)."""
+    problem, no solution in time, or none within ``cap``). The model with recomputations at
+    the next use only is solved first, in ``LATE_SHARE`` of the time; its solution is the hint
+    of the full model, whose result wins when it is at least as good."""
     if not retention_applies(p):
         return None
+    now = time.perf_counter()
+    late = _solve(p, cap, now + LATE_SHARE * (deadline - now), threads, seed, False, None)
+    full = _solve(p, cap, deadline, threads, seed, True, late[1] if late else None)
+    got = [r for r in (late, full) if r is not None]
+    if not got:
+        return None
+    return min(got, key=lambda r: r[2])[0]
+
+
+def _solve(p: RematProblem, cap: int | None, deadline: float, threads: int, seed: int, early: bool,
+           hint: set[tuple[int, int, int]] | None):
+    """(sequence, chosen drops, objective) of one model, or None."""
     from ortools.sat.python import cp_model
 
     n, V = p.n, p.values
@@ -64,7 +83,9 @@ def retention_sequence(p: RematProblem, cap: int | None, deadline: float, thread
         us = uses[v]
         mine = []
         for j in range(len(us) - 1):
-            for s in range(us[j] + 2, us[j + 1] + 1):
+            if us[j + 1] - us[j] < 2:  # nothing between two uses to free
+                continue
+            for s in range(us[j] + 2 if early else us[j + 1], us[j + 1] + 1):
                 xv = x[v, j, s] = m.NewBoolVar(f"x{v}_{j}_{s}")
                 mine.append(xv)
                 for t in range(us[j] + 1, s):
@@ -103,6 +124,11 @@ def retention_sequence(p: RematProblem, cap: int | None, deadline: float, thread
     else:
         m.Add(peak <= cap)
         m.Minimize(cost)
+    if hint is not None:
+        for key, xv in x.items():
+            m.AddHint(xv, key in hint)
+    if time.perf_counter() >= deadline:
+        return None
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = max(0.1, deadline - time.perf_counter())
     solver.parameters.num_workers = max(1, threads)
@@ -112,13 +138,13 @@ def retention_sequence(p: RematProblem, cap: int | None, deadline: float, thread
         log.debug("retention: %s", solver.StatusName(status))
         return None
     rec: list[list[int]] = [[] for _ in range(n)]
-    for (v, _, s), xv in x.items():
-        if solver.Value(xv):
-            rec[s].append(prod[v])
+    chosen = {key for key, xv in x.items() if solver.Value(xv)}
+    for v, _, s in chosen:
+        rec[s].append(prod[v])
     log.debug("retention: %s peak %d, %d recomputations", solver.StatusName(status),
               solver.Value(peak), sum(map(len, rec)))
     seq: list[int] = []
     for t in range(n):
         seq.extend(sorted(rec[t]))
         seq.append(t)
-    return seq
+    return seq, chosen, solver.ObjectiveValue()

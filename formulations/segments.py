@@ -7,7 +7,8 @@ them one at a time (``keepset.descend``) recomputes each from the nearest kept v
 later need, so a step's values are recomputed once per backward step (quadratic) and the
 descent stalls. Here, instead:
 - *saved* values are those whose largest gap between two consecutive direct uses spans the
-  plain schedule's peak stage; the *region* is the stages that produce them;
+  plain schedule's peak stage and an eighth of the stages at least; the *region* is the
+  stages that produce them;
 - the region is cut into ``k`` segments of equal saved size; a value of the region read
   before its gap by an op of a later segment is a *checkpoint* (kept); every other value of
   the region is *sticky* (``keepset._Builder.sequence``): live for its first uses, dropped
@@ -33,6 +34,11 @@ from .problem import RematProblem
 log = logging.getLogger(__name__)
 
 # segment counts tried, as multiples of sqrt(number of saved values)
+# a saved value's gap spans at least this share of the stages (a forward value kept for the
+# backward pass; a forward-only graph has none, and the sweep is skipped)
+MIN_GAP = 0.125
+# a start must be at most this share of the plain peak to be used
+GAIN = 0.9
 K_FACTORS = (0.125, 0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
 
 
@@ -61,7 +67,7 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
     V = p.values
     fixed = set(p.required) | b.forced
     saved = [v for v in range(nv) if gaps[v][0] < tstar < gaps[v][1] and v not in fixed
-             and (V[v].size > 0 or V[v].base is not None)]
+             and gaps[v][1] - gaps[v][0] >= p.n * MIN_GAP and (V[v].size > 0 or V[v].base is not None)]
     if not saved:
         return
     lo = min(V[v].producer for v in saved)
@@ -132,9 +138,16 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
 
 def segment_start(p: RematProblem, deadline: float):
     """The segment-checkpointed keep set with the lowest peak (None: no value is saved across
-    the plain schedule's peak, or no candidate built)."""
+    the plain schedule's peak, no candidate built, or none lowers the plain peak by a
+    ``GAIN`` factor)."""
     best = None
+    plain = None
     for _, start, st in segment_starts(p, deadline):
         if best is None or (st.peak, st.cost) < (best[1].peak, best[1].cost):
             best = (start, st)
-    return None if best is None else best[0]
+    if best is None:
+        return None
+    b = _Builder(p)
+    plain = b.state(b.sequence(np.ones(len(p.values), dtype=bool)), 0)
+    # a start barely under the plain peak is not worth the descent's time from it
+    return best[0] if best[1].peak <= GAIN * plain.peak else None
