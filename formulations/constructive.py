@@ -7,8 +7,12 @@ both offline (the whole schedule in view, unlike the runtime heuristics, which t
 random layered graphs):
 - the keep-set descent (``formulations.keepset``): recompute what each op needs from the
   values kept, dropping kept values at the peak;
+- segment checkpointing (``formulations.segments``) as a start of the descent, where values
+  are saved across the plain schedule's peak (a training step's forward for its backward);
+- on graphs of plain single-output values, the retention model (``formulations.retention``):
+  every value dropped over at most one range, recomputed once, solved by CP-SAT;
 - gap eviction (``formulations.gapevict``) aimed at capacities scanned downwards from what
-  the descent certified, for the lowest one it places.
+  the others certified, for the lowest one it places.
 Every candidate sequence gets its unneeded recomputations pruned (``improve``), minimal
 lifetimes and addresses (greedy-by-size, then the DSA at the sequence's own peak).
 
@@ -32,6 +36,8 @@ from planner.result import Result, gap_of
 
 from .keepset import descend
 from .problem import RematProblem, extract
+from .retention import retention_applies, retention_sequence
+from .segments import segment_start
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +73,8 @@ def place_fitting(p: RematProblem, seq: list[int], cap: int | None, time_limit: 
         return None
     sizes = {i: size for i, (_, lo, hi, size) in enumerate(lt.blocks) if size > 0 and hi > lo}
     life = {i: (lt.blocks[i][1], lt.blocks[i][2] - 1) for i in sizes}
-    offs = greedy_by_size(sizes, life, cap if cap is not None else sum(sizes.values()) + 1, 1)
+    # no cap: None, so that the greedy tries its other orders until one meets the live bound
+    offs = greedy_by_size(sizes, life, cap, 1)  # type: ignore[arg-type]
     best = None
     if offs is not None:
         best = (lt, offs, max((offs[i] + sizes[i] for i in offs), default=0), "greedy-by-size")
@@ -125,8 +132,10 @@ def _place_first(p: RematProblem, seqs, cap: int, deadline: float, seed: int, th
 
 def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None, seed: int = 0,
                 threads: int = 1, method: str = "constructive", p: RematProblem | None = None) -> Constructed | None:
-    """The lowest budget the constructions certify within ``time_limit`` (half to each), with
-    its plan (not yet validated: ``feasible_upper_bound`` validates)."""
+    """The lowest budget the constructions certify within ``time_limit``, with its plan (not
+    yet validated: ``feasible_upper_bound`` validates): the keep-set descents (half of the
+    time; from segments only where they clearly lower the plain peak), then gap eviction
+    scanned down from there."""
     from planner.analysis import baseline_peak, min_feasible_budget
 
     t0 = time.perf_counter()
@@ -134,12 +143,18 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     deadline = t0 + time_limit
     best: Constructed | None = None
     last = None
+    start = segment_start(p, t0 + time_limit / 8)
+    if start is not None:  # the segment-checkpointed start, descended to a quarter of the time
+        for st in descend(p, t0 + time_limit / 4, start=start):
+            last = st
     for st in descend(p, t0 + time_limit / 2):
-        last = st
+        if last is None or st.peak < last.peak:
+            last = st
     if last is not None:
         placed = place_fitting(p, list(last.seq), None, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
         if placed is not None:
             best = _constructed(p, placed, None, method, t0, "keep-set")
+            log.debug("upper bound: keep-set %d units at %.1f s", best.budget // p.alignment, time.perf_counter() - t0)
     # gap eviction is not monotone in the capacity (measured: layered:100 places at 0.75 of
     # the baseline peak, fails at 0.76 and 0.74), so scan capacities downwards instead of bisecting
     lo = p.capacity(min_feasible_budget(g, p.alignment).bytes)
@@ -192,22 +207,32 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
         return None
     deadline = t0 + time_limit
     found: list[Constructed] = []
-    for shrink in SHRINK:  # a little below the capacity leaves the placement room
-        if found or time.perf_counter() > t0 + time_limit / 3:
-            break
-        target = int(cap * shrink)
-        for st in descend(p, t0 + time_limit / 3, target=target):
-            if st.peak > target:
-                continue
-            now = time.perf_counter()
-            left = max(0.5, min(5.0, deadline - now))
-            # pruning a long sequence is slow (each try rebuilds its lifetimes): a share of the time
-            prune_end = now + max(1.0, PRUNE_SHARE * (deadline - now))
-            for seq in (prune_recomputations(p, list(st.seq), target, prune_end), list(st.seq)):
-                placed = place_fitting(p, seq, cap, left, seed, threads)
-                if placed is not None:
-                    found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
-                    break
+    start = segment_start(p, t0 + time_limit / 12)
+    for st0 in ([start] if start is not None else []) + [None]:  # segment-checkpointed, then plain
+        placed_one = False
+        for shrink in SHRINK:  # a little below the capacity leaves the placement room
+            if placed_one or time.perf_counter() > t0 + time_limit / 3:
+                break
+            target = int(cap * shrink)
+            for st in descend(p, t0 + time_limit / 3, target=target, start=st0):
+                if st.peak > target:
+                    continue
+                now = time.perf_counter()
+                left = max(0.5, min(5.0, deadline - now))
+                # pruning a long sequence is slow (each try rebuilds its lifetimes): a share of the time
+                prune_end = now + max(1.0, PRUNE_SHARE * (deadline - now))
+                for seq in (prune_recomputations(p, list(st.seq), target, prune_end), list(st.seq)):
+                    placed = place_fitting(p, seq, cap, left, seed, threads)
+                    if placed is not None:
+                        found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
+                        placed_one = True
+                        break
+    if retention_applies(p) and time.perf_counter() < t0 + time_limit / 2:
+        seq = retention_sequence(p, cap, t0 + time_limit / 2, threads, seed)
+        placed = None if seq is None else place_fitting(
+            p, seq, cap, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
+        if placed is not None:
+            found.append(_constructed(p, placed, budget, method, t0, "retention"))
     if time.perf_counter() < deadline:
         end = t0 + 2 * time_limit / 3
         placed = _place_first(p, _gaps(p, cap, end), cap, end, seed, threads)

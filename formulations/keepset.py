@@ -52,6 +52,15 @@ class State:
     dropped: int            # values removed from the keep set so far
 
 
+@dataclass(frozen=True)
+class Start:
+    """A keep set to start the descent from, with its sticky values (``_Builder.sequence``)."""
+    keep: np.ndarray     # bool per value: kept (a checkpoint for its dropped descendants)
+    hold: np.ndarray     # int per value: stage a sticky value's first computation lives to (-1: not sticky)
+    resume: np.ndarray   # int per value: stage a sticky value is recomputed at (-1: its last need)
+    window: np.ndarray   # int per value: from this stage on a recomputation of it is held (-1: resume)
+
+
 class _Builder:
     """Builds sequences from keep sets for one problem (precomputed reader lists)."""
 
@@ -72,12 +81,19 @@ class _Builder:
         # ops with a limit may be recomputed before it: ``sequence`` refuses a keep set otherwise)
         self.forced = {v for v in range(len(V)) if self.limit[self.producer[v]] <= self.producer[v]}
 
-    def sequence(self, keep: np.ndarray) -> list[int] | None:
-        """Op sequence for keep mask ``keep`` (None: a needed recomputation is not allowed)."""
+    def sequence(self, keep: np.ndarray, hold: np.ndarray | None = None,
+                 resume: np.ndarray | None = None, window: np.ndarray | None = None) -> list[int] | None:
+        """Op sequence for keep mask ``keep`` (None: a needed recomputation is not allowed).
+        ``hold`` (-1: none) makes a dropped value *sticky*: its first computation stays live
+        to stage ``hold[v]``; ``resume[v]`` (-1: none) is the stage that recomputes it for its
+        own next need, so only up to there its inputs must survive, and a recomputation from
+        stage ``window[v]`` on (-1: the resume) stays live to its last need (a segment
+        recomputed once, as in chain checkpointing). A recomputation before that only serves
+        a descendant: it is freed at once."""
         p, limit, outs = self.p, self.limit, self.p.outs
         keep = keep.copy()
         keep[list(self.forced)] = True
-        last = self.retention(keep)
+        last = self.retention(keep, hold, resume)
         V = p.values
         live: dict[int, int] = {}                  # live value -> last stage it survives to
         expiring: list[list[int]] = [[] for _ in range(p.n)]
@@ -90,7 +106,17 @@ class _Builder:
             seq.extend(ops)
             for k in ops:
                 for v in outs[k]:
-                    e = max(t, last[v]) if keep[v] else t
+                    if keep[v]:
+                        e = max(t, last[v])
+                    elif hold is None or hold[v] < 0:
+                        e = t
+                    elif k == t:  # sticky: the first run lives to its hold
+                        e = max(t, hold[v])
+                    elif resume is not None and t < (
+                            window[v] if window is not None and window[v] >= 0 else resume[v]):
+                        e = t  # recomputed for a descendant before its segment is due: not held
+                    else:  # past the gap: a recomputation lives to its last need
+                        e = max(t, last[v])
                     live[v] = e
                     expiring[e].append(v)
                     bv = V[v].base  # a live view holds its base (``schedule.lifetimes`` does too)
@@ -102,20 +128,29 @@ class _Builder:
                     del live[v]
         return seq
 
-    def retention(self, keep: np.ndarray) -> list[int]:
+    def retention(self, keep: np.ndarray, hold: np.ndarray | None = None,
+                  resume: np.ndarray | None = None) -> list[int]:
         """Last stage each value must survive to: its last reader in captured order, or, for
         an input of a dropped value, the last stage that may recompute that value (a kept value
-        is the nearest checkpoint its dropped descendants are recomputed from)."""
+        is the nearest checkpoint its dropped descendants are recomputed from); for a sticky
+        value, the stage that recomputes it (``resume``), or its own last need when that lies
+        beyond its hold."""
         p, V = self.p, self.p.values
         eff = list(self.last)
         for u in range(len(V) - 1, -1, -1):  # values in production order: consumers come later
             if keep[u] or eff[u] < 0:
                 continue
+            need = eff[u]
+            if hold is not None and hold[u] >= 0:
+                if resume is not None and resume[u] >= 0:
+                    need = min(need, int(resume[u]))
+                elif need <= hold[u]:
+                    continue
             for v in p.reads[V[u].producer]:
-                eff[v] = max(eff[v], eff[u])
+                eff[v] = max(eff[v], need)
                 b = V[v].base
-                if b is not None and eff[b] < eff[u]:
-                    eff[b] = eff[u]
+                if b is not None and eff[b] < need:
+                    eff[b] = need
         return eff
 
     def state(self, seq: list[int], dropped: int) -> State | None:
@@ -185,16 +220,20 @@ def _better(a: State, b: State, base: State, target: int | None) -> bool:
     return (price(a), _key(a)) < (price(b), _key(b))
 
 
-def descend(p: RematProblem, deadline: float, target: int | None = None):
+def descend(p: RematProblem, deadline: float, target: int | None = None, start: Start | None = None):
     """Yield the states of the keep-set descent, each with a lower (peak, moments, cost)
     key than the one before; stop at a local optimum, the deadline, or (``target``) after the
     first state whose peak is within ``target`` units. Without a target each step takes the
-    candidate with the lowest key; with one, the cheapest per unit of peak (``_better``)."""
+    candidate with the lowest key; with one, the cheapest per unit of peak (``_better``).
+    ``start``: begin from that keep set (with its sticky values) instead of keep-everything."""
     b = _Builder(p)
     nv = len(p.values)
     views = _views(p)
-    keep = np.ones(nv, dtype=bool)
-    seq = b.sequence(keep)
+    keep = np.ones(nv, dtype=bool) if start is None else start.keep.copy()
+    hold = None if start is None else start.hold.copy()
+    resume = None if start is None else start.resume.copy()
+    window = None if start is None else start.window.copy()
+    seq = b.sequence(keep, hold, resume, window)
     st = b.state(seq, 0) if seq is not None else None
     if st is None:
         return
@@ -219,7 +258,7 @@ def descend(p: RematProblem, deadline: float, target: int | None = None):
                 break
             for group in _moves(p, cands, droppable, views, wide):
                 keep[group] = False
-                s2 = b.sequence(keep)
+                s2 = b.sequence(keep, hold, resume, window)
                 got = b.state(s2, st.dropped + len(group)) if s2 is not None and len(s2) <= MAX_SEQ else None
                 keep[group] = True
                 if got is not None and _key(got) < _key(st) and (
@@ -232,6 +271,22 @@ def descend(p: RematProblem, deadline: float, target: int | None = None):
         keep[best[0]] = False
         st = best[1]
         yield st
+
+
+def _uses(p: RematProblem) -> list[list[int]]:
+    """Per value: the sorted stages needing it directly (its producer, readers of it or of a
+    view of it, ``n`` when required)."""
+    V = p.values
+    uses: list[set[int]] = [{val.producer} for val in V]
+    for k, rs in enumerate(p.reads):
+        for v in rs:
+            uses[v].add(k)
+            b = V[v].base
+            if b is not None:
+                uses[b].add(k)
+    for v in p.required:
+        uses[v].add(p.n)
+    return [sorted(u) for u in uses]
 
 
 def _moves(p: RematProblem, cands: list[int], droppable: list[bool], views: dict[int, list[int]],

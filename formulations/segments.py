@@ -1,0 +1,153 @@
+"""Segment checkpointing on any DAG: keep the values that cross segment boundaries, recompute
+each segment once when a later need reaches it (Chen et al.'s sqrt(n) scheme, generalised).
+
+A training step saves forward values for a backward pass far later: the plain schedule's peak
+is the pile of these *saved* values (in an unrolled LSTM, thousands of small ones). Dropping
+them one at a time (``keepset.descend``) recomputes each from the nearest kept value at every
+later need, so a step's values are recomputed once per backward step (quadratic) and the
+descent stalls. Here, instead:
+- *saved* values are those whose largest gap between two consecutive direct uses spans the
+  plain schedule's peak stage and an eighth of the stages at least; the *region* is the
+  stages that produce them;
+- the region is cut into ``k`` segments of equal saved size; a value of the region read
+  before its gap by an op of a later segment is a *checkpoint* (kept); every other value of
+  the region is *sticky* (``keepset._Builder.sequence``): live for its first uses, dropped
+  across its gap, recomputed at its first later need (with the rest of its segment, from the
+  checkpoints) and then kept to its last need;
+- ``k`` is searched (each candidate is one sequence build): few segments keep few
+  checkpoints but recompute a large segment at once, many do the opposite; and so is
+  whether an op gathering from several earlier segments keeps its own output instead.
+Values outside the region keep their plain lifetimes. The result is a keep-set state, so the
+descent can go on from it (``keepset.descend(..., start=...)``).
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+
+import numpy as np
+
+from .keepset import Start, _Builder, _uses
+from .problem import RematProblem
+
+log = logging.getLogger(__name__)
+
+# segment counts tried, as multiples of sqrt(number of saved values)
+# a saved value's gap spans at least this share of the stages (a forward value kept for the
+# backward pass; a forward-only graph has none, and the sweep is skipped)
+MIN_GAP = 0.125
+# a start must be at most this share of the plain peak to be used
+GAIN = 0.9
+K_FACTORS = (0.125, 0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
+
+
+def _largest_gap(us: list[int]) -> tuple[int, int]:
+    """(a, b): the consecutive uses furthest apart ((-1, -1) with a single use)."""
+    best = (-1, -1)
+    for a, b in itertools.pairwise(us):
+        if b - a > best[1] - best[0]:
+            best = (a, b)
+    return best
+
+
+def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
+    """Yield ((k, collect), Start, State) for each segment count and cut rule tried (the lowest peak is the caller's
+    pick); nothing when no value is saved across the plain schedule's peak."""
+    b = b or _Builder(p)
+    nv = len(p.values)
+    keep0 = np.ones(nv, dtype=bool)
+    seq = b.sequence(keep0)
+    st = b.state(seq, 0) if seq is not None else None
+    if st is None:
+        return
+    tstar = st.seq[st.argpeak]  # the plain schedule's peak position is its op's own stage
+    uses = _uses(p)
+    gaps = [_largest_gap(u) for u in uses]
+    V = p.values
+    fixed = set(p.required) | b.forced
+    saved = [v for v in range(nv) if gaps[v][0] < tstar < gaps[v][1] and v not in fixed
+             and gaps[v][1] - gaps[v][0] >= p.n * MIN_GAP and (V[v].size > 0 or V[v].base is not None)]
+    if not saved:
+        return
+    lo = min(V[v].producer for v in saved)
+    hi = max(V[v].producer for v in saved)
+    lim = p.limit or (p.n,) * p.n  # a value whose producer may not run at its last need stays out
+    region = [v for v in range(nv) if lo <= V[v].producer <= hi and v not in fixed
+              and lim[V[v].producer] >= uses[v][-1]]
+    saved_set = set(saved)
+    in_region = set(region)
+    ops = sorted({V[v].producer for v in region})
+    # hold: the last use before the gap for saved values, the last use for the others
+    hold = np.full(nv, -1, dtype=np.int64)
+    resume = np.full(nv, -1, dtype=np.int64)
+    for v in region:
+        if v in saved_set:
+            hold[v], resume[v] = gaps[v]
+        else:
+            hold[v] = uses[v][-1]
+    order = sorted(saved, key=lambda v: V[v].producer)
+    csize = np.cumsum([max(1, V[v].size) for v in order])
+    tried = set()
+    for f, collect in [(f, c) for c in (False, True) for f in K_FACTORS]:
+        k = max(1, min(len(order), round(f * len(order) ** 0.5)))
+        if (k, collect) in tried:
+            continue
+        tried.add((k, collect))
+        if time.perf_counter() > deadline:
+            return
+        # segment j of a stage: by the saved size produced before it
+        cuts = [V[order[int(np.searchsorted(csize, csize[-1] * j / k))]].producer for j in range(1, k)]
+        seg = np.searchsorted(np.asarray(cuts, dtype=np.int64), np.arange(p.n + 1), side="right")
+        keep = np.ones(nv, dtype=bool)
+        keep[region] = False
+        for op in ops:  # each op reading across a cut: keep the smaller side of the cut
+            sk = seg[op]
+            cross = [v for v in p.reads[op] if v in in_region and seg[V[v].producer] < sk]
+            if not cross:
+                continue
+            # ``collect``: an op gathering from several earlier segments (a stack of every
+            # step's output) is a checkpoint itself, else its inputs would pin every segment
+            if (sum(V[v].size for v in cross) >= sum(V[v].size for v in p.outs[op])
+                    or (collect and len({seg[V[v].producer] for v in cross}) > 1)):
+                keep[[v for v in p.outs[op] if v in in_region]] = True
+            else:
+                keep[cross] = True
+        for v in region:  # a view follows its base: a kept view would hold a dropped base
+            bv = V[v].base
+            if bv is not None and not keep[bv]:
+                keep[v] = False
+        # a segment is recomputed when its first value is needed again: from then on its
+        # recomputed values are held (before, a later segment's chain only passes through)
+        window = np.full(nv, -1, dtype=np.int64)
+        first: dict[int, int] = {}
+        for v in saved:
+            if not keep[v]:
+                j = int(seg[V[v].producer])
+                first[j] = min(first.get(j, p.n), int(resume[v]))
+        for v in region:  # the segment's other values too: none is held before it is due
+            if not keep[v]:
+                window[v] = first.get(int(seg[V[v].producer]), -1)
+        seq = b.sequence(keep, hold, resume, window)
+        got = b.state(seq, int((~keep).sum())) if seq is not None else None
+        if got is None:
+            continue
+        log.debug("segments: k=%d collect=%s peak %d (plain %d) cost %.1f", k, collect, got.peak, st.peak, got.cost)
+        yield (k, collect), Start(keep, hold, resume, window), got
+
+
+def segment_start(p: RematProblem, deadline: float):
+    """The segment-checkpointed keep set with the lowest peak (None: no value is saved across
+    the plain schedule's peak, no candidate built, or none lowers the plain peak by a
+    ``GAIN`` factor)."""
+    best = None
+    plain = None
+    for _, start, st in segment_starts(p, deadline):
+        if best is None or (st.peak, st.cost) < (best[1].peak, best[1].cost):
+            best = (start, st)
+    if best is None:
+        return None
+    b = _Builder(p)
+    plain = b.state(b.sequence(np.ones(len(p.values), dtype=bool)), 0)
+    # a start barely under the plain peak is not worth the descent's time from it
+    return best[0] if best[1].peak <= GAIN * plain.peak else None
