@@ -82,7 +82,8 @@ def _band_text(p: Point, lo: float | None, hi: float | None) -> str:
         return f"{_pct(p.optimum / base - 1)} (proven)"
     if hi is None:
         return f"≥ {_pct(lo / base - 1)}, no plan known" if lo else "no plan known"
-    return f"{_pct(lo / base - 1)} – {_pct(hi / base - 1)}"
+    a, b = _pct(lo / base - 1), _pct(hi / base - 1)
+    return f"{b} (unproven, gap {(hi - lo) / hi * 100:.2f}%)" if a == b else f"{a} – {b}"
 
 
 def _excess_text(coop: dict[str, Any] | None, p: Point, lo: float | None, hi: float | None) -> str:
@@ -95,7 +96,10 @@ def _excess_text(coop: dict[str, Any] | None, p: Point, lo: float | None, hi: fl
         return "-"
     if p.optimum is not None:
         return f"+{least * 100:.1f}%"
-    return f"+{least * 100:.1f}% – +{most * 100:.1f}%" if most is not None else f"≥ +{least * 100:.1f}%"
+    if most is None:
+        return f"≥ +{least * 100:.1f}%"
+    a, b = f"+{least * 100:.1f}%", f"+{most * 100:.1f}%"
+    return f"≈ {a}" if a == b else f"{a} – {b}"
 
 
 def headline_rows(records: list[dict[str, Any]], models: list[str]) -> list[dict[str, Any]]:
