@@ -4,7 +4,6 @@ engine's contract on generated tight instances: every placement validates, a cap
 the live-bytes bound is infeasible, a timeout carries its bound."""
 from __future__ import annotations
 
-import itertools
 import time
 
 import numpy as np
@@ -16,23 +15,9 @@ from planner.alloc import Buffer, check_solution, solve_dsa
 from planner.alloc.instances import guillotine, trace, with_holes
 from planner.alloc.problem import as_arrays, live_lower_bound
 
+from test_alloc_search import brute_force_peak  # the one exact reference for tiny instances
+
 FAMILIES = {"tiling": guillotine, "holes": with_holes, "trace": trace}
-
-
-def brute_force_peak(bufs: list[Buffer]) -> int:
-    """Least peak over all orders, each buffer on top of the earlier ones it meets (aligned):
-    every least placement is built this way, so this is the optimum."""
-    best = None
-    for perm in itertools.permutations(range(len(bufs))):
-        off: dict[int, int] = {}
-        for i in perm:
-            b = bufs[i]
-            top = max([off[j] + bufs[j].size for j in off
-                       if bufs[j].lower < b.upper and b.lower < bufs[j].upper] + [0])
-            off[i] = -(-top // b.alignment) * b.alignment
-        peak = max(off[i] + bufs[i].size for i in off)
-        best = peak if best is None else min(best, peak)
-    return best
 
 
 @st.composite
