@@ -70,15 +70,16 @@ def get_method(name: str) -> MethodFn:
     known = methods()
     if name not in known:
         raise UserError(f"unknown method {name!r}; known methods: {', '.join(sorted(known))}")
-    mod, fn = known[name].target.split(":")
-    return getattr(importlib.import_module(mod), fn)
+    return _resolve(known[name].target)
 
 
 def get_prepare(name: str) -> Callable[[Graph], None] | None:
     info = methods().get(name)
-    if info is None or info.prepare is None:
-        return None
-    mod, fn = info.prepare.split(":")
+    return None if info is None or info.prepare is None else _resolve(info.prepare)
+
+
+def _resolve(target: str):
+    mod, fn = target.split(":")
     return getattr(importlib.import_module(mod), fn)
 
 
