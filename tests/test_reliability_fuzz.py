@@ -94,6 +94,13 @@ def _dump(doc) -> bytes:
     return json.dumps(doc).encode()  # Infinity/NaN written as Python does: what a user's tool may emit
 
 
+def _written(tmp_path_factory, data: bytes, name: str):
+    """``data`` in a fresh folder as ``name`` (the loaders read paths, some by suffix)."""
+    p = tmp_path_factory.mktemp("fuzz") / name
+    p.write_bytes(data)
+    return p
+
+
 def _load_or_user_error(load, path, check=lambda x: None):
     try:
         x = load(str(path))
@@ -123,9 +130,7 @@ def _usable_graph(g: Graph) -> None:
 @SETTINGS
 @given(data=inputs(GRAPH_DOC))
 def test_graph_json(tmp_path_factory, data):
-    p = tmp_path_factory.mktemp("g") / "g.json"
-    p.write_bytes(data)
-    _load_or_user_error(Graph.load, p, _usable_graph)
+    _load_or_user_error(Graph.load, _written(tmp_path_factory, data, "g.json"), _usable_graph)
 
 
 # ---------------------------------------------------------------- plan JSON (validated after loading)
@@ -140,9 +145,7 @@ def _usable_plan(plan: Plan) -> None:
 @SETTINGS
 @given(data=inputs(PLAN_DOC))
 def test_plan_json(tmp_path_factory, data):
-    p = tmp_path_factory.mktemp("p") / "p.json"
-    p.write_bytes(data)
-    _load_or_user_error(Plan.load, p, _usable_plan)
+    _load_or_user_error(Plan.load, _written(tmp_path_factory, data, "p.json"), _usable_plan)
 
 
 # ---------------------------------------------------------------- study spec
@@ -163,9 +166,7 @@ def _usable_spec(spec: StudySpec) -> None:
 @SETTINGS
 @given(data=inputs(SPEC_DOC))
 def test_study_spec(tmp_path_factory, data):
-    p = tmp_path_factory.mktemp("s") / "study.json"
-    p.write_bytes(data)
-    _load_or_user_error(StudySpec.load, p, _usable_spec)
+    _load_or_user_error(StudySpec.load, _written(tmp_path_factory, data, "study.json"), _usable_spec)
 
 
 # ---------------------------------------------------------------- dtr-trace (JSON lines)
@@ -188,9 +189,7 @@ def _trace_bytes(rows) -> bytes:
 @SETTINGS
 @given(data=st.one_of(st.binary(max_size=200), mutated(TRACE).map(_trace_bytes), damaged(_trace_bytes(TRACE))))
 def test_dtr_trace(tmp_path_factory, data):
-    p = tmp_path_factory.mktemp("t") / "trace.jsonl"
-    p.write_bytes(data)
-    _load_or_user_error(load_dtr_trace, p, _usable_graph)
+    _load_or_user_error(load_dtr_trace, _written(tmp_path_factory, data, "trace.jsonl"), _usable_graph)
 
 
 # ---------------------------------------------------------------- checkmate node-link JSON
@@ -203,9 +202,7 @@ CHECKMATE = {"directed": True, "nodes": [{"id": 0, "cost_cpu": 1.0, "cost_ram": 
 @SETTINGS
 @given(data=inputs(CHECKMATE))
 def test_checkmate(tmp_path_factory, data):
-    p = tmp_path_factory.mktemp("c") / "graph.json"
-    p.write_bytes(data)
-    _load_or_user_error(load_checkmate, p, _usable_graph)
+    _load_or_user_error(load_checkmate, _written(tmp_path_factory, data, "graph.json"), _usable_graph)
 
 
 # ---------------------------------------------------------------- minimalloc CSV
@@ -243,8 +240,7 @@ def _usable_csv(path):
 @SETTINGS
 @given(data=st.one_of(st.binary(max_size=200), csv_mutated(), damaged(_csv_bytes(CSV_ROWS))))
 def test_minimalloc_csv(tmp_path_factory, data):
-    p = tmp_path_factory.mktemp("m") / "problem.csv"
-    p.write_bytes(data)
+    p = _written(tmp_path_factory, data, "problem.csv")
     if _load_or_user_error(load_minimalloc, p, _usable_graph) is not None:
         _usable_csv(str(p))
 

@@ -28,6 +28,17 @@ def _fits_or_measured(g, budget, res):
         assert res.stats["measured_valid"] and res.stats["measured_top_bytes"] > budget
 
 
+def _every_k_fits_or_measured(g, ratio: float):
+    """checkpoint-every-k at ``ratio``: its plan fits, or its overrun is measured; None below
+    the minimum feasible budget (nothing to check there)."""
+    budget = int(baseline_peak(g) * ratio)
+    res = solve(g, budget, "checkpoint-every-k", FAST)
+    if res.status == "infeasible" and "minimum feasible" in res.message:
+        return None
+    _fits_or_measured(g, budget, res)
+    return res
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(2, 40), ratio=st.floats(0.3, 1.0))
 def test_every_k_on_chains_validates_and_saves_every_kth(n, ratio):
@@ -35,11 +46,8 @@ def test_every_k_on_chains_validates_and_saves_every_kth(n, ratio):
     from formulations.keep_plans import forward_ops
 
     g = chain(n)
-    budget = int(baseline_peak(g) * ratio)
-    res = solve(g, budget, "checkpoint-every-k", FAST)
-    if res.status == "infeasible" and "minimum feasible" in res.message:
+    if _every_k_fits_or_measured(g, ratio) is None:
         return
-    _fits_or_measured(g, budget, res)
     k, saved = checkpoints(g, forward_ops(g))
     assert k == math.ceil(math.sqrt(n + 1))  # n layers and the loss
     assert len(saved) == (n + 1) // k
@@ -135,12 +143,7 @@ def test_cli_pytorch_budget_refuses_a_graph_without_fx_provenance(tmp_path, caps
 @pytest.mark.parametrize("model", ["unet-tiny", "resnet50-tiny", "bert-large-tiny"])
 @pytest.mark.parametrize("ratio", [0.6, 0.9])
 def test_every_k_on_zoo_models(model, ratio):
-    g = load_model(model)
-    budget = int(baseline_peak(g) * ratio)
-    res = solve(g, budget, "checkpoint-every-k", FAST)
-    if res.status == "infeasible" and "minimum feasible" in res.message:
-        return
-    _fits_or_measured(g, budget, res)
+    _every_k_fits_or_measured(load_model(model), ratio)
 
 
 @pytest.mark.parametrize("model", [
