@@ -20,8 +20,14 @@ from .schedule import Lifetimes, lifetimes, place
 log = logging.getLogger(__name__)
 
 
-def greedy_sequence(p: RematProblem, capacity: int, score: str = "stale") -> list[int] | None:
-    """Op sequence whose live units never exceed ``capacity`` (None when the greedy gets stuck).
+class _OutOfTime(Exception):
+    """The recursive recomputation passed its deadline (it thrashes on tight budgets)."""
+
+
+def greedy_sequence(p: RematProblem, capacity: int, score: str = "stale",
+                    deadline: float | None = None) -> list[int] | None:
+    """Op sequence whose live units never exceed ``capacity`` (None when the greedy gets stuck
+    or passes ``deadline``, a ``time.perf_counter()`` value).
     ``score``: "stale" evicts the lowest cost / (size x staleness) (DTR's runtime view);
     "next-use" the lowest cost / (size x distance to its next reader in captured order), which
     only a planner knows (Belady's rule weighted by cost per byte)."""
@@ -82,9 +88,14 @@ def greedy_sequence(p: RematProblem, capacity: int, score: str = "stale") -> lis
 
     stage = [0]
     lim = p.limit or (p.n,) * p.n
+    calls = [0]
 
     def run(k: int, pinned: set[int], depth: int) -> bool:
         nonlocal units, clock
+        calls[0] += 1
+        # checked every 256 calls: one recursive recomputation can run for minutes
+        if deadline is not None and not calls[0] & 255 and time.perf_counter() > deadline:
+            raise _OutOfTime
         if depth > p.n + 5 or (k != stage[0] and stage[0] > lim[k]):
             return False
         pin = pinned | set(p.reads[k])
@@ -125,6 +136,9 @@ def greedy_sequence(p: RematProblem, capacity: int, score: str = "stale") -> lis
         for v in p.required:
             if v not in live and not run(V[v].producer, set(p.required) & live, 0):
                 return None
+    except _OutOfTime:
+        log.debug("greedy (%s) passed its deadline after %d recursive steps", score, calls[0])
+        return None
     finally:
         sys.setrecursionlimit(old)
     return seq
@@ -153,7 +167,7 @@ def _greedy_plan(p: RematProblem, capacity: int, score: str, time_limit: float, 
         left = time_limit - (time.perf_counter() - t0)
         if left <= 0:
             break
-        seq = greedy_sequence(p, int(capacity * shrink), score)
+        seq = greedy_sequence(p, int(capacity * shrink), score, deadline=t0 + time_limit)
         if seq is None:
             continue
         lt = lifetimes(p, seq)
