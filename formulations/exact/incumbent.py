@@ -28,8 +28,9 @@ class Incumbent:
 
 
 def find_incumbent(ctx: Context, sources: Sources, deadline: float,
-                   early: Callable[[Result | None], object] | None = None) -> Incumbent:
-    """The best plan of every source. ``early(best)`` (an ``early.EarlyPlan``) runs right
+                   early: Callable[..., object] | None = None) -> Incumbent:
+    """The best plan of every source. ``early(best, improve)`` (an ``early.EarlyPlan``;
+    ``improve()`` prunes the heuristics' plans and returns the best plan then) runs right
     after the heuristics (hundredths of a second, where the other sources take most of the time
     limit); when it proves its plan optimal the other sources are skipped."""
     from ..greedy import greedy_plan
@@ -62,15 +63,17 @@ def find_incumbent(ctx: Context, sources: Sources, deadline: float,
     def late() -> bool:
         return deadline - time.perf_counter() < t.skip_share * params.time_limit
 
-    pruned_done: set[str] = set()
+    pruned_done: set[tuple[str, str]] = set()  # (plan, order) pairs pruned already
 
-    def prune_all(best: Result | None, src: str) -> tuple[Result | None, str]:
-        """Each plan of ``seqs`` not yet pruned, without the recomputations it does not need
-        (formulations.improve): each pass gets a share of the time left, and its result is
-        placed and validated like any other plan."""
-        for (name, seq), order in itertools.product(list(seqs.items()), ORDERS):
-            if name in pruned_done:
+    def prune_all(best: Result | None, src: str, names=None, orders=ORDERS) -> tuple[Result | None, str]:
+        """Each plan of ``seqs`` (of ``names``: all by default) not yet pruned in each of
+        ``orders``, without the recomputations it does not need (formulations.improve): each
+        pass gets a share of the time left, and its result is placed and validated like any
+        other plan."""
+        for (name, seq), order in itertools.product(list(seqs.items()), orders):
+            if (name, order) in pruned_done or (names is not None and name not in names):
                 continue
+            pruned_done.add((name, order))
             label = f"{name}+prune" + ("" if order == ORDERS[0] else f"({order})")
             left = deadline - time.perf_counter()
             if late():
@@ -98,7 +101,6 @@ def find_incumbent(ctx: Context, sources: Sources, deadline: float,
             tried[label] = r.objective if r.has_plan else r.status
             if r.has_plan and (best is None or r.objective < best.objective):
                 best, src = r, label
-        pruned_done.update(seqs)
         return best, src
 
     if params.warm_start:
@@ -117,11 +119,17 @@ def find_incumbent(ctx: Context, sources: Sources, deadline: float,
                 if best is None or r.objective < best.objective:
                     best, src = r, source.label
     if early is not None:
-        # the heuristics' plans pruned first (tenths of a second each): a cheaper incumbent is a
-        # tighter cutoff for every MIP of the early phase and fixes more ops' costs
-        if t.prune_before_early:
-            best, src = prune_all(best, src)
-        e = early(best)
+        def pruned_best() -> Result | None:
+            # the best heuristic plan pruned in one order (about a second on unet; all of them
+            # in both orders take tens), asked for by the early phase only when its relaxation
+            # did not prove at once: a cheaper incumbent is a tighter cutoff for its guided
+            # MILP and refine round, and fixes more ops' costs
+            nonlocal best, src
+            if best is not None:
+                best, src = prune_all(best, src, names={src}, orders=ORDERS[:1])
+            return best
+
+        e = early(best, pruned_best if t.prune_before_early else None)
         if e.plan is not None:
             tried[e.source] = e.plan.objective
             if best is None or e.plan.objective < best.objective:
