@@ -6,6 +6,7 @@ budgets before the slow sources would have started."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from planner.result import Result
@@ -27,9 +28,12 @@ class EarlyPlan:
 
 
 def early(ctx: Context, kb: float, best: Result | None, deadline: float, state: RelaxationState,
-          stats: dict) -> EarlyPlan:
+          stats: dict, improve: Callable[[], Result | None] | None = None) -> EarlyPlan:
     """The early phase given the knapsack bound ``kb`` and the heuristics' ``best`` plan;
-    ``state`` keeps what it computed (closure, checkpoint bound, the relaxation's solution)."""
+    ``state`` keeps what it computed (closure, checkpoint bound, the relaxation's solution).
+    ``improve()``: a better plan than ``best`` at some cost (pruning), asked for only once
+    neither the bounds nor the relaxation's plan proved, before the guided MILP and refine
+    round, whose cutoff and cost fixing it tightens."""
     t, prog = ctx.tuning, ctx.prog
     cb, cb_at = closure(ctx, deadline, stats)
     state.closure = (cb, cb_at)
@@ -58,6 +62,14 @@ def early(ctx: Context, kb: float, best: Result | None, deadline: float, state: 
             if ctx.meets(relaxed.objective, bound):
                 return EarlyPlan(relaxed, True, RELAXED)
             inc_cost = relaxed.objective
+    if improve is not None:
+        better = improve()
+        if better is not None and (best is None or better.objective < best.objective):
+            best = better
+            if inc_cost is None or better.objective < inc_cost:
+                inc_cost = better.objective
+            if ctx.meets(better.objective, bound):
+                return EarlyPlan(None, True, GUIDED)  # the caller holds that plan already
     got = None
     far = lt is not None and lt.peak_units > ctx.cap * (1 + t.early_guided_overflow)
     if windows:

@@ -28,8 +28,9 @@ class Incumbent:
 
 
 def find_incumbent(ctx: Context, sources: Sources, deadline: float,
-                   early: Callable[[Result | None], object] | None = None) -> Incumbent:
-    """The best plan of every source. ``early(best)`` (an ``early.EarlyPlan``) runs right
+                   early: Callable[..., object] | None = None) -> Incumbent:
+    """The best plan of every source. ``early(best, improve)`` (an ``early.EarlyPlan``;
+    ``improve()`` prunes the heuristics' plans and returns the best plan then) runs right
     after the heuristics (hundredths of a second, where the other sources take most of the time
     limit); when it proves its plan optimal the other sources are skipped."""
     from ..greedy import greedy_plan
@@ -42,9 +43,10 @@ def find_incumbent(ctx: Context, sources: Sources, deadline: float,
         params = replace(params, alignment=g.alignment)
     tried: dict[str, object] = {}
 
-    def share(flags=()) -> SolveParams:
+    def share(flags=(), fraction: float | None = None) -> SolveParams:
         # every source spends the one time budget (the placements inside read params.time_limit)
-        return replace(params, time_limit=max(0.1, t.source_share * (deadline - time.perf_counter())), **dict(flags))
+        f = t.source_share if fraction is None else fraction
+        return replace(params, time_limit=max(0.1, f * (deadline - time.perf_counter())), **dict(flags))
 
     res = checked(g, "none", sources.plain(g, budget, share()))
     if res.has_plan:
@@ -60,6 +62,46 @@ def find_incumbent(ctx: Context, sources: Sources, deadline: float,
 
     def late() -> bool:
         return deadline - time.perf_counter() < t.skip_share * params.time_limit
+
+    pruned_done: set[tuple[str, str]] = set()  # (plan, order) pairs pruned already
+
+    def prune_all(best: Result | None, src: str, names=None, orders=ORDERS) -> tuple[Result | None, str]:
+        """Each plan of ``seqs`` (of ``names``: all by default) not yet pruned in each of
+        ``orders``, without the recomputations it does not need (formulations.improve): each
+        pass gets a share of the time left, and its result is placed and validated like any
+        other plan."""
+        for (name, seq), order in itertools.product(list(seqs.items()), orders):
+            if (name, order) in pruned_done or (names is not None and name not in names):
+                continue
+            pruned_done.add((name, order))
+            label = f"{name}+prune" + ("" if order == ORDERS[0] else f"({order})")
+            left = deadline - time.perf_counter()
+            if late():
+                tried[label] = "skipped: time limit"
+                continue
+            # a schedule pruned up to the capacity may not place (fragmentation): prune to a
+            # little less, as the greedy does, until it places
+            pl = lt = None
+            # a pass cut short keeps recomputations it never tried
+            prune_s = max(0.03 * left, min(t.prune_min_s, 0.1 * left))
+            for shrink in t.prune_targets:
+                pruned = prune_recomputations(p, seq, int(cap * shrink), time.perf_counter() + prune_s, order)
+                if len(pruned) == len(seq):
+                    break
+                lt = lifetimes(p, pruned)
+                pl = place(lt, cap, max(0.1, 0.05 * left), params.seed, params.threads) if lt is not None else None
+                if pl is not None and pl.offsets is not None:
+                    break
+            if lt is None or len(lt.seq) >= len(seq):
+                continue
+            if pl is None or pl.offsets is None:
+                tried[label] = "not placed"
+                continue
+            r = as_result(lt, pl.offsets)
+            tried[label] = r.objective if r.has_plan else r.status
+            if r.has_plan and (best is None or r.objective < best.objective):
+                best, src = r, label
+        return best, src
 
     if params.warm_start:
         for source in sources.plans:
@@ -77,7 +119,17 @@ def find_incumbent(ctx: Context, sources: Sources, deadline: float,
                 if best is None or r.objective < best.objective:
                     best, src = r, source.label
     if early is not None:
-        e = early(best)
+        def pruned_best() -> Result | None:
+            # the best heuristic plan pruned in one order (about a second on unet; all of them
+            # in both orders take tens), asked for by the early phase only when its relaxation
+            # did not prove at once: a cheaper incumbent is a tighter cutoff for its guided
+            # MILP and refine round, and fixes more ops' costs
+            nonlocal best, src
+            if best is not None:
+                best, src = prune_all(best, src, names={src}, orders=ORDERS[:1])
+            return best
+
+        e = early(best, pruned_best if t.prune_before_early else None)
         if e.plan is not None:
             tried[e.source] = e.plan.objective
             if best is None or e.plan.objective < best.objective:
@@ -115,41 +167,14 @@ def find_incumbent(ctx: Context, sources: Sources, deadline: float,
             if late():
                 tried[source.label] = "skipped: time limit"
                 continue
-            r = checked(g, source.label, source.solve(g, budget, share(source.flags)))
+            # no plan from any other source: what is left goes mostly to the construction (the
+            # master MILP cannot start without a plan where every faster source failed)
+            r = checked(g, source.label, source.solve(g, budget, share(source.flags, t.fallback_share)))
             tried[source.label] = r.objective if r.has_plan else r.status
             if r.has_plan and (best is None or r.objective < best.objective):
                 best, src = r, source.label
                 seqs[source.label] = [st.ref for st in r.plan.steps if st.kind == "compute"]
-    # drop the recomputations each plan does not need (formulations.improve); each pass gets a
-    # share of the time left, and its result is placed and validated like any other plan
-    for (name, seq), order in itertools.product(seqs.items(), ORDERS):
-        label = f"{name}+prune" + ("" if order == ORDERS[0] else f"({order})")
-        left = deadline - time.perf_counter()
-        if late():
-            tried[label] = "skipped: time limit"
-            continue
-        # a schedule pruned up to the capacity may not place (fragmentation): prune to a little
-        # less, as the greedy does, until it places
-        pl = lt = None
-        # a pass cut short keeps recomputations it never tried
-        prune_s = max(0.03 * left, min(t.prune_min_s, 0.1 * left))
-        for shrink in t.prune_targets:
-            pruned = prune_recomputations(p, seq, int(cap * shrink), time.perf_counter() + prune_s, order)
-            if len(pruned) == len(seq):
-                break
-            lt = lifetimes(p, pruned)
-            pl = place(lt, cap, max(0.1, 0.05 * left), params.seed, params.threads) if lt is not None else None
-            if pl is not None and pl.offsets is not None:
-                break
-        if lt is None or len(lt.seq) >= len(seq):
-            continue
-        if pl is None or pl.offsets is None:
-            tried[label] = "not placed"
-            continue
-        r = as_result(lt, pl.offsets)
-        tried[label] = r.objective if r.has_plan else r.status
-        if r.has_plan and (best is None or r.objective < best.objective):
-            best, src = r, label
+    best, src = prune_all(best, src)
     if best is not None and params.warm_start:
         try:
             best, src = exchange(ctx, best, src, deadline, as_result, tried)

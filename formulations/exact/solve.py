@@ -51,7 +51,8 @@ def solve_exact(g: Graph, budget: int, params: SolveParams, tuning: Tuning | Non
     state = RelaxationState()  # what the early phase computed, reused below
 
     found = find_incumbent(ctx, sources, deadline,
-                           early=lambda best: early(ctx, kb, best, deadline, state, early_stats))
+                           early=lambda best, improve=None: early(ctx, kb, best, deadline, state, early_stats,
+                                                                 improve))
     inc, src, tried = found.plan, found.source, found.tried
     stats: dict = {"incumbent": src or "none found", "incumbent_costs": tried, **early_stats}
     prog.note(f"incumbent {src}: cost {inc.objective:.6g} (overhead {_overhead(inc.objective, total)})"

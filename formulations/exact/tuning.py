@@ -14,9 +14,11 @@ class Tuning:
     source_share: float = 0.3        # of the time left, for the plain schedule and each heuristic
     skip_share: float = 0.1          # a slow source is skipped below this share of the time limit left
     gap_max_s: float = 20.0          # gap eviction's cap (its share is source_share)
+    fallback_share: float = 0.5      # the construction's share when no other source has a plan
     greedy_share: float = 0.2        # the greedy's share of the time left ...
     greedy_max_s: float = 20.0       # ... and cap
     prune_targets: tuple[float, ...] = (1.0, 0.97)  # capacities pruning aims at: a tight one may not place
+    prune_before_early: bool = True  # prune the heuristics' plans in the early phase, before its MILPs: a tighter cutoff
     prune_min_s: float = 2.5         # a pruning pass cut short keeps recomputations it never tried
     place_try_s: float = 4.0         # DSA time per candidate: near the capacity it places in 2-4 s or not at all
     exchange_share: float = 0.25     # the exchange pass's share of the time left ...
