@@ -38,6 +38,7 @@ from .keepset import descend
 from .problem import RematProblem, extract
 from .retention import retention_applies, retention_sequence
 from .segments import segment_start
+from .split import split_state
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +151,8 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     for st in descend(p, t0 + time_limit / 2):
         if last is None or st.peak < last.peak:
             last = st
+    if last is not None:  # long lifetimes across the peak split by reruns
+        last = split_state(p, list(last.seq), t0 + 5 * time_limit / 8) or last
     if last is not None:
         placed = place_fitting(p, list(last.seq), None, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
         if placed is not None:
@@ -208,6 +211,7 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
     deadline = t0 + time_limit
     found: list[Constructed] = []
     start = segment_start(p, t0 + time_limit / 12)
+    lowest = None  # the lowest-peak descent state seen, for the split below
     for st0 in ([start] if start is not None else []) + [None]:  # segment-checkpointed, then plain
         placed_one = False
         for shrink in SHRINK:  # a little below the capacity leaves the placement room
@@ -215,6 +219,8 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
                 break
             target = int(cap * shrink)
             for st in descend(p, t0 + time_limit / 3, target=target, start=st0):
+                if lowest is None or st.peak < lowest.peak:
+                    lowest = st
                 if st.peak > target:
                     continue
                 now = time.perf_counter()
@@ -227,6 +233,19 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
                         found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
                         placed_one = True
                         break
+    if not found and lowest is not None:  # the descent's lowest state, its long lifetimes split
+        for shrink in SHRINK:
+            if time.perf_counter() > t0 + time_limit / 2:
+                break
+            target = int(cap * shrink)
+            st = split_state(p, list(lowest.seq), t0 + time_limit / 2, target)
+            if st is None or st.peak > target:
+                break  # a lower target would not be reached either
+            placed = place_fitting(p, list(st.seq), cap, max(0.5, min(5.0, deadline - time.perf_counter())),
+                                   seed, threads)
+            if placed is not None:
+                found.append(_constructed(p, placed, budget, method, t0, "keep-set+split"))
+                break
     if retention_applies(p) and time.perf_counter() < t0 + time_limit / 2:
         seq = retention_sequence(p, cap, t0 + time_limit / 2, threads, seed)
         placed = None if seq is None else place_fitting(
