@@ -37,7 +37,7 @@ from planner.result import Result, gap_of
 from .keepset import descend
 from .problem import RematProblem, extract
 from .retention import retention_applies, retention_sequence
-from .segments import segment_start
+from .segments import ranked_starts
 from .split import split_state
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,7 @@ SCAN_MISSES = 8  # the scan stops after this many capacities in a row that place
 # targets of the keep-set descent in ``construct``, as shares of the capacity, tried in turn
 # while the descent's sequence does not place (as ``greedy``'s shrinking targets)
 SHRINK = (1.0, 0.97, 0.93, 0.88, 0.8)
+SPLIT_STARTS = 2  # segment starts whose sequences ``upper_bound`` splits (``formulations.split``)
 
 
 @dataclass(frozen=True)
@@ -135,8 +136,9 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
                 threads: int = 1, method: str = "constructive", p: RematProblem | None = None) -> Constructed | None:
     """The lowest budget the constructions certify within ``time_limit``, with its plan (not
     yet validated: ``feasible_upper_bound`` validates): the keep-set descents (half of the
-    time; from segments only where they clearly lower the plain peak), then gap eviction
-    scanned down from there."""
+    time; from segments only where they clearly lower the plain peak) and the lowest segment
+    starts, their long lifetimes split (``formulations.split``), then gap eviction scanned down
+    from there."""
     from planner.analysis import baseline_peak, min_feasible_budget
 
     t0 = time.perf_counter()
@@ -144,15 +146,28 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     deadline = t0 + time_limit
     best: Constructed | None = None
     last = None
-    start = segment_start(p, t0 + time_limit / 8)
-    if start is not None:  # the segment-checkpointed start, descended to a quarter of the time
-        for st in descend(p, t0 + time_limit / 4, start=start):
+    starts = ranked_starts(p, t0 + time_limit / 8)
+    # the lowest segment starts with their long lifetimes split (to 3/8 of the time): the split
+    # does not follow the starts' order, so two are tried
+    for i, (_, st0) in enumerate(starts[:SPLIT_STARTS]):
+        now = time.perf_counter()
+        end = t0 + 3 * time_limit / 8
+        if now >= end:
+            break
+        st = split_state(p, list(st0.seq), now + (end - now) / (SPLIT_STARTS - i))
+        if st is not None and (last is None or st.peak < last.peak):
             last = st
-    for st in descend(p, t0 + time_limit / 2):
-        if last is None or st.peak < last.peak:
-            last = st
-    if last is not None:  # long lifetimes across the peak split by reruns
-        last = split_state(p, list(last.seq), t0 + 5 * time_limit / 8) or last
+    descended = None
+    if starts:  # the lowest start descended, to half of the time
+        for st in descend(p, t0 + time_limit / 2, start=starts[0][0]):
+            descended = st
+    for st in descend(p, t0 + 5 * time_limit / 8):
+        if descended is None or st.peak < descended.peak:
+            descended = st
+    if descended is not None:  # its long lifetimes split too, to 3/4 of the time
+        descended = split_state(p, list(descended.seq), t0 + 3 * time_limit / 4) or descended
+        if last is None or descended.peak < last.peak:
+            last = descended
     if last is not None:
         placed = place_fitting(p, list(last.seq), None, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
         if placed is not None:
@@ -210,7 +225,8 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
         return None
     deadline = t0 + time_limit
     found: list[Constructed] = []
-    start = segment_start(p, t0 + time_limit / 12)
+    starts = ranked_starts(p, t0 + time_limit / 12)
+    start = starts[0][0] if starts else None
     lowest = None  # the lowest-peak descent state seen, for the split below
     for st0 in ([start] if start is not None else []) + [None]:  # segment-checkpointed, then plain
         placed_one = False
@@ -233,12 +249,14 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
                         found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
                         placed_one = True
                         break
-    if not found and lowest is not None:  # the descent's lowest state, its long lifetimes split
+    # nothing placed: the segment starts and the descent's lowest state, long lifetimes split
+    for st0 in ([] if found else [x[1] for x in starts[:SPLIT_STARTS]] + ([lowest] if lowest else [])):
         for shrink in SHRINK:
-            if time.perf_counter() > t0 + time_limit / 2:
+            end = t0 + time_limit / 2
+            if time.perf_counter() > end:
                 break
             target = int(cap * shrink)
-            st = split_state(p, list(lowest.seq), t0 + time_limit / 2, target)
+            st = split_state(p, list(st0.seq), end, target)
             if st is None or st.peak > target:
                 break  # a lower target would not be reached either
             placed = place_fitting(p, list(st.seq), cap, max(0.5, min(5.0, deadline - time.perf_counter())),
@@ -246,6 +264,8 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
             if placed is not None:
                 found.append(_constructed(p, placed, budget, method, t0, "keep-set+split"))
                 break
+        if found:
+            break
     if retention_applies(p) and time.perf_counter() < t0 + time_limit / 2:
         seq = retention_sequence(p, cap, t0 + time_limit / 2, threads, seed)
         placed = None if seq is None else place_fitting(

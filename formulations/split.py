@@ -11,7 +11,8 @@ not used there and inserts a rerun of its producer at the start of the stage of 
 after each peak moment between two uses (a gap); the old copy then dies at the use before the
 gap. Inputs the rerun needs are live where they are (the copy is extended otherwise, which the
 evaluation counts). The move with the lowest (peak, moments at the peak, cost) is kept, until
-none lowers it (a local optimum) or the deadline.
+none lowers it (a local optimum) or the deadline. Candidates go largest first, and the first
+move that lowers the peak itself is taken (each costs a rebuild of the lifetimes).
 
 Recomputations go at the start of a stage in ascending op order, once per stage, so the result
 stays in Checkmate's schedule class. Each candidate is evaluated by rebuilding the minimal
@@ -20,6 +21,7 @@ lifetimes (``keepset._Builder.state``, the rules of ``schedule.lifetimes``).
 from __future__ import annotations
 
 import bisect
+import itertools
 import logging
 import time
 
@@ -30,7 +32,7 @@ from .schedule import lifetimes
 log = logging.getLogger(__name__)
 
 # largest values at the peak tried per step (each costs a rebuild of the sequence's lifetimes)
-CANDIDATES = 8
+CANDIDATES = 16
 
 
 def _stages(p: RematProblem, seq: list[int]) -> list[list[int]]:
@@ -59,10 +61,13 @@ def _starts(stages: list[list[int]]) -> list[int]:
 
 
 def split_peak(p: RematProblem, seq: list[int], deadline: float, target: int | None = None,
-               b: _Builder | None = None):
+               b: _Builder | None = None, check_all: bool = True):
     """Yield states of ``seq`` improved by splitting lifetimes across the peak, each with a
     lower (peak, moments at the peak, cost) key than the one before; stop at a local optimum,
-    the deadline or (``target``) once the peak is within ``target`` units."""
+    the deadline or (``target``) once the peak is within ``target`` units. Each move taken is
+    checked against ``schedule.lifetimes`` (``check_all`` False: only the moves that rerun or
+    drop an op with views, where the fast rebuild is known to differ; the caller checks the
+    end result)."""
     b = b or _Builder(p)
     limit = p.limit or (p.n,) * p.n
     views = _views(p)
@@ -73,8 +78,10 @@ def split_peak(p: RematProblem, seq: list[int], deadline: float, target: int | N
             bv = p.values[v].base
             if bv is not None:
                 users.setdefault(bv, set()).add(k)
+    # ops with an output that is a view or has views (``_rerun``: the fast rebuild may differ)
+    viewed = [any(p.values[v].base is not None or v in views for v in p.outs[k]) for k in range(p.n)]
     stages = _stages(p, seq)
-    banned: set[tuple[int, tuple[int, ...]]] = set()
+    banned: set[tuple] = set()
     st = b.state(_flatten(stages), 0)
     if st is None:
         return
@@ -84,7 +91,8 @@ def split_peak(p: RematProblem, seq: list[int], deadline: float, target: int | N
         b.state(flat, st.dropped)
         prof = b._prof
         pos = st.argpeak
-        at = seq_stage(stages, pos)
+        starts = _starts(stages)
+        at = seq_stage(starts, pos)
         busy = set(p.reads[flat[pos]]) | set(p.outs[flat[pos]])
         cands = [v for v in dict.fromkeys(b.live_at(pos))
                  if p.values[v].size > 0 and v not in busy and v not in b.forced
@@ -92,55 +100,121 @@ def split_peak(p: RematProblem, seq: list[int], deadline: float, target: int | N
         cands += [v for v in dict.fromkeys(b.live_at(pos))
                   if p.values[v].size > 0 and v not in busy and v not in b.forced and views.get(v)]
         cands.sort(key=lambda v: -p.values[v].size)
-        starts = _starts(stages)
         best = None
         for v in cands[:CANDIDATES]:
             k = p.values[v].producer
             if k > at:
                 continue
             uses = [i for i, op in enumerate(flat) if op in users.get(v, ()) or op == k]
+            moves = []
             added: list[int] = []
-            for a, c in zip(uses, uses[1:]):
-                s = seq_stage(stages, c)
+            for a, c in itertools.pairwise(uses):
+                s = seq_stage(starts, c)
                 if starts[s] <= a or k in stages[s] or s > limit[k] or s <= k:
                     continue
                 if prof[a + 1:starts[s]].max(initial=0) < st.peak:
                     continue
                 added.append(s)
-            if not added:
-                continue
-            ops = _rerun(p, k, v, views, added, stages, limit)
-            if ops is None or (k, tuple(added)) in banned:
-                continue
-            for s, ks in ops:
-                for x in ks:
-                    bisect.insort(stages[s], x)
-            got = b.state(_flatten(stages), st.dropped + len(added))
-            for s, ks in ops:
-                for x in ks:
-                    stages[s].remove(x)
-            if got is not None and (got.peak, got.at_peak, got.cost) < (st.peak, st.at_peak, st.cost) and (
-                    best is None or (got.peak, got.at_peak, got.cost) < (best[2].peak, best[2].at_peak, best[2].cost)):
-                best = (k, tuple(added), got, ops)
+            ops = _rerun(p, k, v, views, added, stages, limit) if added else None
+            if ops is not None:
+                moves.append((("rerun", k, tuple(added)), ops, []))
+            nxt = next((c for c in uses if c > pos), None)
+            if nxt is not None and flat[nxt] != seq_stage(starts, nxt):  # next used by a rerun
+                s = seq_stage(starts, nxt)
+                gone = _drop_rerun(p, stages, s, flat[nxt])
+                moves.append((("drop", s, flat[nxt]), [], gone))
+            for key, adds, removes in moves:
+                if key in banned:
+                    continue
+                _apply(stages, adds, removes)
+                dead = _dead_reruns(p, stages)
+                _apply(stages, [], dead)
+                removes = removes + dead
+                got = b.state(_flatten(stages), st.dropped + 1)
+                _undo(stages, adds, removes)
+                if got is not None and (got.peak, got.at_peak, got.cost) < (st.peak, st.at_peak, st.cost) and (
+                        best is None or (got.peak, got.at_peak, got.cost) < (best[1].peak, best[1].at_peak, best[1].cost)):
+                    best = (key, got, adds, removes)
+            if best is not None and best[1].peak < st.peak:  # the largest value that lowers the peak itself: taken
+                break
             if time.perf_counter() > deadline:
                 break
         if best is None:
             return
-        for s, ks in best[3]:
-            for x in ks:
-                bisect.insort(stages[s], x)
-        lt = lifetimes(p, list(best[2].seq))  # the fast rebuild must agree with the real rules
-        if lt is None or lt.peak_units != best[2].peak:
-            for s, ks in best[3]:
-                for x in ks:
-                    stages[s].remove(x)
-            banned.add(best[:2])
-            log.debug("split: op %d's move disagrees with the lifetimes (%s vs %d): banned",
-                      best[0], None if lt is None else lt.peak_units, best[2].peak)
+        key, got, adds, removes = best
+        _apply(stages, adds, removes)
+        check = check_all or any(viewed[x] for _, ks in adds + removes for x in ks)
+        lt = lifetimes(p, list(got.seq)) if check else None  # the fast rebuild must agree with the real rules
+        if check and (lt is None or lt.peak_units != got.peak):
+            _undo(stages, adds, removes)
+            banned.add(key)
+            log.debug("split: move %s disagrees with the lifetimes (%s vs %d): banned",
+                      key, None if lt is None else lt.peak_units, got.peak)
             continue
-        st = best[2]
-        log.debug("split: op %d rerun in %d stages, peak %d", best[0], len(best[1]), st.peak)
+        st = got
+        log.debug("split: %s, peak %d", key, st.peak)
         yield st
+
+
+Edit = list[tuple[int, list[int]]]  # (stage, ops) pairs: reruns added to or removed from a stage
+
+
+def _apply(stages: list[list[int]], adds: Edit, removes: Edit) -> None:
+    for s, ks in adds:
+        for x in ks:
+            bisect.insort(stages[s], x)
+    for s, ks in removes:
+        for x in ks:
+            stages[s].remove(x)
+
+
+def _undo(stages: list[list[int]], adds: Edit, removes: Edit) -> None:
+    for s, ks in reversed(removes):
+        for x in ks:
+            bisect.insort(stages[s], x)
+    for s, ks in adds:
+        for x in ks:
+            stages[s].remove(x)
+
+
+def _drop_rerun(p: RematProblem, stages: list[list[int]], s: int, k: int) -> Edit:
+    """Remove op k's rerun from stage s with the reruns of that stage fed by it (they would
+    read the old copies of k's outputs, held since then, instead): the later reads are served
+    by the copies computed before."""
+    gone = {k}
+    outs = set(p.outs[k])
+    for x in stages[s]:  # ascending: a reader comes after what it reads
+        if x in gone:
+            continue
+        if any(u in outs or p.values[u].base in outs for u in p.reads[x]):
+            gone.add(x)
+            outs.update(p.outs[x])
+    return [(s, sorted(gone))]
+
+
+def _dead_reruns(p: RematProblem, stages: list[list[int]]) -> Edit:
+    """Reruns none of whose outputs is read before being computed again (or needed at the
+    end): a backward liveness pass, as ``schedule.lifetimes`` does, that skips them."""
+    V = p.values
+    live: set[int] = set(p.required)
+    for v in p.required:
+        if V[v].base is not None:
+            live.add(V[v].base)
+    out: Edit = []
+    for t in range(len(stages) - 1, -1, -1):
+        dead = []
+        for k in (t, *reversed(stages[t])):
+            if k != t and not any(v in live for v in p.outs[k]):
+                dead.append(k)
+                continue
+            live.difference_update(p.outs[k])
+            for u in p.reads[k]:
+                live.add(u)
+                if V[u].base is not None:
+                    live.add(V[u].base)
+        if dead:
+            out.append((t, dead))
+    return out
 
 
 def _rerun(p: RematProblem, k: int, v: int, views: dict[int, list[int]], added: list[int],
@@ -158,20 +232,20 @@ def _rerun(p: RematProblem, k: int, v: int, views: dict[int, list[int]], added: 
     return out
 
 
-def seq_stage(stages: list[list[int]], pos: int) -> int:
-    """Stage holding position ``pos`` of the flat sequence (linear in the stages: called a few
-    times per step)."""
-    acc = 0
-    for t, rec in enumerate(stages):
-        acc += len(rec) + 1
-        if pos < acc:
-            return t
-    return len(stages) - 1
+def seq_stage(starts: list[int], pos: int) -> int:
+    """Stage holding position ``pos`` of the flat sequence (``starts``: ``_starts``)."""
+    return bisect.bisect_right(starts, pos) - 1
 
 
 def split_state(p: RematProblem, seq: list[int], deadline: float, target: int | None = None) -> State | None:
-    """The last state ``split_peak`` reaches (None: ``seq`` does not run)."""
+    """The last state ``split_peak`` reaches (None: ``seq`` does not run), checked against
+    ``schedule.lifetimes`` (when it differs, the split is redone checking every move)."""
     last = None
-    for st in split_peak(p, seq, deadline, target):
+    for st in split_peak(p, seq, deadline, target, check_all=False):
         last = st
+    lt = lifetimes(p, list(last.seq)) if last is not None else None
+    if last is not None and (lt is None or lt.peak_units != last.peak):
+        log.debug("split: the fast rebuild differs from the lifetimes; redone checking each move")
+        for st in split_peak(p, seq, deadline, target):
+            last = st
     return last
