@@ -132,6 +132,27 @@ def _place_first(p: RematProblem, seqs, cap: int, deadline: float, seed: int, th
     return None
 
 
+def _split_fit(p: RematProblem, states, cap: int, budget: int, end: float, deadline: float, seed: int,
+               threads: int, method: str, t0: float) -> list[Constructed]:
+    """The first of ``states`` whose sequence, its long lifetimes split (``formulations.split``)
+    down to the capacity (or a little below, as ``SHRINK``), places within it; [] when none
+    does by ``end``."""
+    for st0 in states:
+        for shrink in SHRINK:
+            if time.perf_counter() > end:
+                return []
+            target = int(cap * shrink)
+            st = split_state(p, list(st0.seq), end, target)
+            if st is None or st.peak > target:
+                break  # a lower target would not be reached either
+            placed = place_fitting(p, list(st.seq), cap, max(0.5, min(5.0, deadline - time.perf_counter())),
+                                   seed, threads)
+            if placed is not None:
+                return [_constructed(p, placed, budget, method, t0, "keep-set+split")]
+            st0 = st  # the next, lower target goes on from here
+    return []
+
+
 def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None, seed: int = 0,
                 threads: int = 1, method: str = "constructive", p: RematProblem | None = None) -> Constructed | None:
     """The lowest budget the constructions certify within ``time_limit``, with its plan (not
@@ -213,8 +234,9 @@ def feasible_upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | No
 
 def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | None = None,
               seed: int = 0, threads: int = 1, method: str = "constructive") -> Constructed | None:
-    """The cheapest plan within ``budget`` among: the first keep-set descent state that fits,
-    gap eviction at the budget, and (when neither places) the upper bound's own plan.
+    """The cheapest plan within ``budget`` among: the segment starts with long lifetimes split,
+    the first keep-set descent state that fits (its lowest state split when none does), the
+    retention model, gap eviction at the budget, and (when none places) the upper bound's own plan.
     None when none fits. Plans are not yet validated."""
     from .improve import prune_recomputations
 
@@ -227,14 +249,19 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
     found: list[Constructed] = []
     starts = ranked_starts(p, t0 + time_limit / 12)
     start = starts[0][0] if starts else None
+    # training steps: the segment starts, long lifetimes split (the lowest peaks of all, on an
+    # unrolled LSTM), to half of the time
+    found += _split_fit(p, [x[1] for x in starts[:SPLIT_STARTS]], cap, budget, t0 + time_limit / 2, deadline,
+                        seed, threads, method, t0)
     lowest = None  # the lowest-peak descent state seen, for the split below
+    descend_end = max(t0 + time_limit / 3, time.perf_counter() + time_limit / 6)
     for st0 in ([start] if start is not None else []) + [None]:  # segment-checkpointed, then plain
         placed_one = False
         for shrink in SHRINK:  # a little below the capacity leaves the placement room
-            if placed_one or time.perf_counter() > t0 + time_limit / 3:
+            if placed_one or time.perf_counter() > descend_end:
                 break
             target = int(cap * shrink)
-            for st in descend(p, t0 + time_limit / 3, target=target, start=st0):
+            for st in descend(p, descend_end, target=target, start=st0):
                 if lowest is None or st.peak < lowest.peak:
                     lowest = st
                 if st.peak > target:
@@ -249,23 +276,8 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
                         found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
                         placed_one = True
                         break
-    # nothing placed: the segment starts and the descent's lowest state, long lifetimes split
-    for st0 in ([] if found else [x[1] for x in starts[:SPLIT_STARTS]] + ([lowest] if lowest else [])):
-        for shrink in SHRINK:
-            end = t0 + time_limit / 2
-            if time.perf_counter() > end:
-                break
-            target = int(cap * shrink)
-            st = split_state(p, list(st0.seq), end, target)
-            if st is None or st.peak > target:
-                break  # a lower target would not be reached either
-            placed = place_fitting(p, list(st.seq), cap, max(0.5, min(5.0, deadline - time.perf_counter())),
-                                   seed, threads)
-            if placed is not None:
-                found.append(_constructed(p, placed, budget, method, t0, "keep-set+split"))
-                break
-        if found:
-            break
+    if not found and lowest is not None:  # the descent's lowest state, long lifetimes split
+        found += _split_fit(p, [lowest], cap, budget, t0 + 3 * time_limit / 4, deadline, seed, threads, method, t0)
     if retention_applies(p) and time.perf_counter() < t0 + time_limit / 2:
         seq = retention_sequence(p, cap, t0 + time_limit / 2, threads, seed)
         placed = None if seq is None else place_fitting(
