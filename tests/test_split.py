@@ -12,7 +12,7 @@ from formulations.keepset import _Builder, descend
 from formulations.problem import extract
 from formulations.schedule import lifetimes
 from formulations.segments import segment_start
-from formulations.split import split_peak
+from formulations.split import split_peak, split_state
 from planner.synthetic import chain, layered, ushape
 from planner.validator import validate
 
@@ -52,6 +52,9 @@ def test_split_lowers_the_key_and_every_state_is_a_valid_plan(g, plain):
         lt = lifetimes(p, list(s.seq))
         assert lt is not None and lt.peak_units == s.peak  # the fast rebuild agrees with the real rules
     last = states[-1]
+    fast = split_state(p, seq, time.perf_counter() + 5)  # moves unchecked, the end checked
+    lt = lifetimes(p, list(fast.seq))
+    assert lt is not None and lt.peak_units == fast.peak
     placed = place_fitting(p, list(last.seq), None, 2.0, 0, 1)
     assert placed is not None
     rep = validate(g, _constructed(p, placed, None, "constructive", time.perf_counter(), "split").plan)
