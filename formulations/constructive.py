@@ -12,7 +12,10 @@ random layered graphs):
 - on graphs of plain single-output values, the retention model (``formulations.retention``):
   every value dropped over at most one range, recomputed once, solved by CP-SAT;
 - gap eviction (``formulations.gapevict``) aimed at capacities scanned downwards from what
-  the others certified, for the lowest one it places.
+  the others certified, for the lowest one it places;
+- on the sequences of the first two, long lifetimes split across the peak
+  (``formulations.split``): a large value held through the peak without being used there is
+  rerun after it, a rerun whose reads the earlier copy can serve is dropped.
 Every candidate sequence gets its unneeded recomputations pruned (``improve``), minimal
 lifetimes and addresses (greedy-by-size, then the DSA at the sequence's own peak).
 
