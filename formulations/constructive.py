@@ -52,7 +52,6 @@ SCAN_MISSES = 8  # the scan stops after this many capacities in a row that place
 # targets of the keep-set descent in ``construct``, as shares of the capacity, tried in turn
 # while the descent's sequence does not place (as ``greedy``'s shrinking targets)
 SHRINK = (1.0, 0.97, 0.93, 0.88, 0.8)
-SPLIT_STARTS = 2  # segment starts whose sequences ``upper_bound`` splits (``formulations.split``)
 
 
 @dataclass(frozen=True)
@@ -160,7 +159,7 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
                 threads: int = 1, method: str = "constructive", p: RematProblem | None = None) -> Constructed | None:
     """The lowest budget the constructions certify within ``time_limit``, with its plan (not
     yet validated: ``feasible_upper_bound`` validates): the keep-set descents (half of the
-    time; from segments only where they clearly lower the plain peak) and the lowest segment
+    time; from segments only where they clearly lower the plain peak) and the segment
     starts, their long lifetimes split (``formulations.split``), then gap eviction scanned down
     from there."""
     from planner.analysis import baseline_peak, min_feasible_budget
@@ -171,14 +170,12 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     best: Constructed | None = None
     last = None
     starts = ranked_starts(p, t0 + time_limit / 8)
-    # the lowest segment starts with their long lifetimes split (to 3/8 of the time): the split
-    # does not follow the starts' order, so two are tried
-    for i, (_, st0) in enumerate(starts[:SPLIT_STARTS]):
-        now = time.perf_counter()
-        end = t0 + 3 * time_limit / 8
-        if now >= end:
+    # the segment starts, lowest first, with their long lifetimes split, as many as time
+    # allows (to 3/8 of it): the split's result does not follow the starts' order
+    for _, st0 in starts:
+        if time.perf_counter() >= t0 + 3 * time_limit / 8:
             break
-        st = split_state(p, list(st0.seq), now + (end - now) / (SPLIT_STARTS - i))
+        st = split_state(p, list(st0.seq), t0 + 3 * time_limit / 8)
         if st is not None and (last is None or st.peak < last.peak):
             last = st
     descended = None
@@ -253,8 +250,8 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
     starts = ranked_starts(p, t0 + time_limit / 12)
     start = starts[0][0] if starts else None
     # training steps: the segment starts, long lifetimes split (the lowest peaks of all, on an
-    # unrolled LSTM), to half of the time
-    found += _split_fit(p, [x[1] for x in starts[:SPLIT_STARTS]], cap, budget, t0 + time_limit / 2, deadline,
+    # unrolled LSTM), lowest start first, to half of the time
+    found += _split_fit(p, [x[1] for x in starts], cap, budget, t0 + time_limit / 2, deadline,
                         seed, threads, method, t0)
     lowest = None  # the lowest-peak descent state seen, for the split below
     descend_end = max(t0 + time_limit / 3, time.perf_counter() + time_limit / 6)
