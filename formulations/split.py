@@ -10,7 +10,10 @@ works on the op sequence itself: at the sequence's peak it takes a large value l
 not used there and inserts a rerun of its producer at the start of the stage of its next use
 after each peak moment between two uses (a gap); the old copy then dies at the use before the
 gap. Inputs the rerun needs are live where they are (the copy is extended otherwise, which the
-evaluation counts). The move with the lowest (peak, moments at the peak, cost) is kept, until
+evaluation counts). The opposite move too: when the value's next use is itself a rerun (a
+chain rerun at the end for one small weight gradient, holding its inputs through the whole
+backward), that rerun and the reruns it feeds are dropped, their reads served by the earlier
+copies, and every rerun left dead is removed. The move with the lowest (peak, moments at the peak, cost) is kept, until
 none lowers it (a local optimum) or the deadline. Candidates go largest first, and the first
 move that lowers the peak itself is taken (each costs a rebuild of the lifetimes).
 
