@@ -12,7 +12,10 @@ random layered graphs):
 - on graphs of plain single-output values, the retention model (``formulations.retention``):
   every value dropped over at most one range, recomputed once, solved by CP-SAT;
 - gap eviction (``formulations.gapevict``) aimed at capacities scanned downwards from what
-  the others certified, for the lowest one it places.
+  the others certified, for the lowest one it places;
+- on the sequences of the first two, long lifetimes split across the peak
+  (``formulations.split``): a large value held through the peak without being used there is
+  rerun after it, a rerun whose reads the earlier copy can serve is dropped.
 Every candidate sequence gets its unneeded recomputations pruned (``improve``), minimal
 lifetimes and addresses (greedy-by-size, then the DSA at the sequence's own peak).
 
@@ -37,7 +40,8 @@ from planner.result import Result, gap_of
 from .keepset import descend
 from .problem import RematProblem, extract
 from .retention import retention_applies, retention_sequence
-from .segments import segment_start
+from .segments import ranked_starts
+from .split import split_state
 
 log = logging.getLogger(__name__)
 
@@ -130,12 +134,34 @@ def _place_first(p: RematProblem, seqs, cap: int, deadline: float, seed: int, th
     return None
 
 
+def _split_fit(p: RematProblem, states, cap: int, budget: int, end: float, deadline: float, seed: int,
+               threads: int, method: str, t0: float) -> list[Constructed]:
+    """The first of ``states`` whose sequence, its long lifetimes split (``formulations.split``)
+    down to the capacity (or a little below, as ``SHRINK``), places within it; [] when none
+    does by ``end``."""
+    for st0 in states:
+        for shrink in SHRINK:
+            if time.perf_counter() > end:
+                return []
+            target = int(cap * shrink)
+            st = split_state(p, list(st0.seq), end, target)
+            if st is None or st.peak > target:
+                break  # a lower target would not be reached either
+            placed = place_fitting(p, list(st.seq), cap, max(0.5, min(5.0, deadline - time.perf_counter())),
+                                   seed, threads)
+            if placed is not None:
+                return [_constructed(p, placed, budget, method, t0, "keep-set+split")]
+            st0 = st  # the next, lower target goes on from here
+    return []
+
+
 def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None, seed: int = 0,
                 threads: int = 1, method: str = "constructive", p: RematProblem | None = None) -> Constructed | None:
     """The lowest budget the constructions certify within ``time_limit``, with its plan (not
     yet validated: ``feasible_upper_bound`` validates): the keep-set descents (half of the
-    time; from segments only where they clearly lower the plain peak), then gap eviction
-    scanned down from there."""
+    time; from segments only where they clearly lower the plain peak) and the segment
+    starts, their long lifetimes split (``formulations.split``), then gap eviction scanned down
+    from there."""
     from planner.analysis import baseline_peak, min_feasible_budget
 
     t0 = time.perf_counter()
@@ -143,13 +169,26 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     deadline = t0 + time_limit
     best: Constructed | None = None
     last = None
-    start = segment_start(p, t0 + time_limit / 8)
-    if start is not None:  # the segment-checkpointed start, descended to a quarter of the time
-        for st in descend(p, t0 + time_limit / 4, start=start):
+    starts = ranked_starts(p, t0 + time_limit / 8)
+    # the segment starts, lowest first, with their long lifetimes split, as many as time
+    # allows (to 3/8 of it): the split's result does not follow the starts' order
+    for _, st0 in starts:
+        if time.perf_counter() >= t0 + 3 * time_limit / 8:
+            break
+        st = split_state(p, list(st0.seq), t0 + 3 * time_limit / 8)
+        if st is not None and (last is None or st.peak < last.peak):
             last = st
-    for st in descend(p, t0 + time_limit / 2):
-        if last is None or st.peak < last.peak:
-            last = st
+    descended = None
+    if starts:  # the lowest start descended, to half of the time
+        for st in descend(p, t0 + time_limit / 2, start=starts[0][0]):
+            descended = st
+    for st in descend(p, t0 + 5 * time_limit / 8):
+        if descended is None or st.peak < descended.peak:
+            descended = st
+    if descended is not None:  # its long lifetimes split too, to 3/4 of the time
+        descended = split_state(p, list(descended.seq), t0 + 3 * time_limit / 4) or descended
+        if last is None or descended.peak < last.peak:
+            last = descended
     if last is not None:
         placed = place_fitting(p, list(last.seq), None, max(0.5, min(5.0, deadline - time.perf_counter())), seed, threads)
         if placed is not None:
@@ -195,8 +234,9 @@ def feasible_upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | No
 
 def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | None = None,
               seed: int = 0, threads: int = 1, method: str = "constructive") -> Constructed | None:
-    """The cheapest plan within ``budget`` among: the first keep-set descent state that fits,
-    gap eviction at the budget, and (when neither places) the upper bound's own plan.
+    """The cheapest plan within ``budget`` among: the segment starts with long lifetimes split,
+    the first keep-set descent state that fits (its lowest state split when none does), the
+    retention model, gap eviction at the budget, and (when none places) the upper bound's own plan.
     None when none fits. Plans are not yet validated."""
     from .improve import prune_recomputations
 
@@ -207,14 +247,23 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
         return None
     deadline = t0 + time_limit
     found: list[Constructed] = []
-    start = segment_start(p, t0 + time_limit / 12)
+    starts = ranked_starts(p, t0 + time_limit / 12)
+    start = starts[0][0] if starts else None
+    # training steps: the segment starts, long lifetimes split (the lowest peaks of all, on an
+    # unrolled LSTM), lowest start first, to half of the time
+    found += _split_fit(p, [x[1] for x in starts], cap, budget, t0 + time_limit / 2, deadline,
+                        seed, threads, method, t0)
+    lowest = None  # the lowest-peak descent state seen, for the split below
+    descend_end = max(t0 + time_limit / 3, time.perf_counter() + time_limit / 6)
     for st0 in ([start] if start is not None else []) + [None]:  # segment-checkpointed, then plain
         placed_one = False
         for shrink in SHRINK:  # a little below the capacity leaves the placement room
-            if placed_one or time.perf_counter() > t0 + time_limit / 3:
+            if placed_one or time.perf_counter() > descend_end:
                 break
             target = int(cap * shrink)
-            for st in descend(p, t0 + time_limit / 3, target=target, start=st0):
+            for st in descend(p, descend_end, target=target, start=st0):
+                if lowest is None or st.peak < lowest.peak:
+                    lowest = st
                 if st.peak > target:
                     continue
                 now = time.perf_counter()
@@ -227,6 +276,8 @@ def construct(g: Graph, budget: int, time_limit: float = 10.0, alignment: int | 
                         found.append(_constructed(p, placed, budget, method, t0, "keep-set"))
                         placed_one = True
                         break
+    if not found and lowest is not None:  # the descent's lowest state, long lifetimes split
+        found += _split_fit(p, [lowest], cap, budget, t0 + 3 * time_limit / 4, deadline, seed, threads, method, t0)
     if retention_applies(p) and time.perf_counter() < t0 + time_limit / 2:
         seq = retention_sequence(p, cap, t0 + time_limit / 2, threads, seed)
         placed = None if seq is None else place_fitting(

@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from .keepset import Start, _Builder, _uses
+from .keepset import Start, State, _Builder, _uses
 from .problem import RematProblem
 
 log = logging.getLogger(__name__)
@@ -136,18 +136,21 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
         yield (k, collect), Start(keep, hold, resume, window), got
 
 
+def ranked_starts(p: RematProblem, deadline: float) -> list[tuple[Start, State]]:
+    """The segment-checkpointed keep sets tried, lowest (peak, cost) first, each at most a
+    ``GAIN`` share of the plain peak (a start barely under it is not worth the time from it)."""
+    got = sorted(((start, st) for _, start, st in segment_starts(p, deadline)),
+                 key=lambda x: (x[1].peak, x[1].cost))
+    if not got:
+        return []
+    b = _Builder(p)
+    plain = b.state(b.sequence(np.ones(len(p.values), dtype=bool)), 0)
+    return [x for x in got if x[1].peak <= GAIN * plain.peak]
+
+
 def segment_start(p: RematProblem, deadline: float):
     """The segment-checkpointed keep set with the lowest peak (None: no value is saved across
     the plain schedule's peak, no candidate built, or none lowers the plain peak by a
     ``GAIN`` factor)."""
-    best = None
-    plain = None
-    for _, start, st in segment_starts(p, deadline):
-        if best is None or (st.peak, st.cost) < (best[1].peak, best[1].cost):
-            best = (start, st)
-    if best is None:
-        return None
-    b = _Builder(p)
-    plain = b.state(b.sequence(np.ones(len(p.values), dtype=bool)), 0)
-    # a start barely under the plain peak is not worth the descent's time from it
-    return best[0] if best[1].peak <= GAIN * plain.peak else None
+    got = ranked_starts(p, deadline)
+    return got[0][0] if got else None
