@@ -36,12 +36,7 @@ def checkpoint(ctx: Context, deadline: float, state: RelaxationState, stats: dic
     it less a second, re-solving over twice as many checkpoints while each MIP is optimal;
     ``large`` (the MILP's root LP would not help): ``checkpoint_share_large``; else
     ``checkpoint_share``, capped. ``first``: checkpoints of the first round. Rounds of earlier
-    calls (``state``) count: one list, one best. With ``everything``, when the last round's MIP
-    stopped unfinished and ``first`` asks for as many checkpoints, that set is solved again
-    first, with ``slack`` (now the best plan's) as cutoff and ``redo_share`` of the time: its
-    dual bound is what the best plan is measured against, and an unfinished MIP over more
-    checkpoints starts lower (its LP is no higher); with a new optimum found, the call ends so
-    that ``refine`` reads its plan off. Returns (bound, the recomputation windows of
+    calls (``state``) count: one list, one best. Returns (bound, the recomputation windows of
     the last MIP solution: ``checkpoints.recompute_windows``, None without one); ``state``
     keeps that solution."""
     from ..checkpoints import choose_checkpoints, lp_then_mip
@@ -60,16 +55,11 @@ def checkpoint(ctx: Context, deadline: float, state: RelaxationState, stats: dic
     m = first or t.checkpoints
     rounds = state.rounds
     best = max([0.0] + [max(r.lp, r.mip or 0.0) for r in rounds])
-    # the first set again when its MIP stopped unfinished: ``redo`` (see the docstring)
-    redo = everything and bool(rounds) and unfinished(rounds[-1])
     while True:
         cps = choose_checkpoints(ctx.p, ctx.cap, m)
-        again = redo and rounds and len(cps) == rounds[-1].checkpoints
-        redo = False
-        if not cps or (rounds and len(cps) <= rounds[-1].checkpoints and not again):
+        if not cps or (rounds and len(cps) <= rounds[-1].checkpoints):
             break  # no checkpoint, or no more than the last round had
-        until = t0 + t.redo_share * (stop - t0) if again else stop
-        out = lp_then_mip(ctx.p, ctx.cap, cps, lp_time=max(0.01, until - time.perf_counter()), deadline=until,
+        out = lp_then_mip(ctx.p, ctx.cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
                           threads=ctx.params.threads, seed=ctx.params.seed, cutoff=slack)
         lp = out["lp"][0]
         mip, mip_status = out.get("mip", (None, None))
@@ -82,13 +72,10 @@ def checkpoint(ctx: Context, deadline: float, state: RelaxationState, stats: dic
         if out.get("windows") is not None:
             windows = out["windows"]
             state.solution = (out["checkpoints"], out["runs"])
-            state.relaxed_lt = None  # its plan is not read off yet
         best = max(best, lp, mip if mip is not None else 0.0)
         if (not everything or lp == float("inf") or mip_status != Status.OPTIMAL
                 or (slack is not None and best >= slack) or stop - time.perf_counter() < 1.0):
             break
-        if again and out.get("windows") is not None:
-            break  # a new optimum: the rest of the time reads its plan off (``refine``)
         m *= 2
     stats.setdefault("checkpoints", 0)
     state.best = best
@@ -96,11 +83,6 @@ def checkpoint(ctx: Context, deadline: float, state: RelaxationState, stats: dic
     state.seconds = round(state.seconds + time.perf_counter() - t0, 3)
     stats["checkpoint_seconds"] = state.seconds
     return best, windows
-
-
-def unfinished(rnd: CheckpointRound) -> bool:
-    """The round's MIP ran and stopped without proving its optimum."""
-    return rnd.mip is not None and rnd.mip_status not in (Status.OPTIMAL, Status.INFEASIBLE)
 
 
 def lifting(ctx: Context, cps: list[int], cands: list[int], coarse: list[list[int]], deadline: float,

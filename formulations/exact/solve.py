@@ -18,7 +18,7 @@ from .incumbent import find_incumbent
 from .master import cost_fixed, master
 from .outcome import meets_bound
 from .refine import refine
-from .relaxation import checkpoint, closure, unfinished
+from .relaxation import checkpoint, closure
 from .sources import DEFAULT_SOURCES, Sources
 from .state import GUIDED, Context, RelaxationState
 from .tuning import Tuning
@@ -88,7 +88,7 @@ def solve_exact(g: Graph, budget: int, params: SolveParams, tuning: Tuning | Non
             # not run early, or the MILP is too large: then over more and more checkpoints
             ck2, windows = checkpoint(ctx, deadline, state, stats, None if inc_cost is None else inc_cost - total,
                                       everything=not milp_fits, large=rs > t.large_rs_columns,
-                                      first=t.checkpoints if ck is None or _redo(state, t) else 2 * t.checkpoints)
+                                      first=t.checkpoints if ck is None else 2 * t.checkpoints)
             ck = ck2 if ck is None else max(ck, ck2)
         if ck == float("inf") and inc is None:
             return Result("exact", "infeasible", backend="bound", stats=stats, message=(
@@ -128,11 +128,6 @@ def solve_exact(g: Graph, budget: int, params: SolveParams, tuning: Tuning | Non
         stats["recomputable_ops"] = len(rec)
         stats["milp_rs_columns"] = rs_columns(p, rec)
     return master(ctx, inc, inc_cost, bound, rec, deadline, stats)
-
-
-def _redo(state: RelaxationState, t: Tuning) -> bool:
-    """The early relaxation's MIP (``t.checkpoints``) stopped unfinished: solve it again first."""
-    return bool(state.rounds) and state.rounds[-1].checkpoints == t.checkpoints and unfinished(state.rounds[-1])
 
 
 def _overhead(cost: float, total: float) -> str:

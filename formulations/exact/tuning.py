@@ -53,8 +53,6 @@ class Tuning:
     reserve_share: float = 0.1       # ... at most this share of the time limit
     mip_start: bool = False          # the incumbent as MIP start: no gain measured, and slower on chains
     highs_options: tuple[tuple[str, object], ...] = ()  # extra HiGHS options for the master (ablations)
-    # -- solving an unfinished first relaxation again (large models; relaxation.checkpoint)
-    redo_share: float = 0.8          # of the time left: refine reads the new optimum's plan off in the rest
 
     def reserve(self, time_limit: float) -> float:
         """Seconds kept for placing a schedule after a solve."""
