@@ -72,6 +72,7 @@ def checkpoint(ctx: Context, deadline: float, state: RelaxationState, stats: dic
         if out.get("windows") is not None:
             windows = out["windows"]
             state.solution = (out["checkpoints"], out["runs"])
+            state.relaxed_lt = None  # the plan read off an older solution is not this one's
         best = max(best, lp, mip if mip is not None else 0.0)
         if (not everything or lp == float("inf") or mip_status != Status.OPTIMAL
                 or (slack is not None and best >= slack) or stop - time.perf_counter() < 1.0):
