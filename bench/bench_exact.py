@@ -2,7 +2,7 @@
 
     python bench/bench_exact.py [--models layered:100,layered:250,layered:500] [--ratios 0.8,0.9]
                                 [--time-limit 120] [--checkmate-limit 120] [--no-checkmate]
-                                [--highs presolve=off ...] [--mip-start]
+                                [--highs presolve=off ...] [--mip-start] [--tuning FIELD=VALUE ...]
 
 A model may also be a graph JSON file (one written by `planner import` or `planner profile`).
 
@@ -86,6 +86,8 @@ def main() -> None:
     ap.add_argument("--highs", action="append", default=[], metavar="KEY=VALUE",
                     help="extra HiGHS option for exact's master (repeatable), to measure options")
     ap.add_argument("--mip-start", action="store_true", help="exact with HiGHS's MIP start (off by default)")
+    ap.add_argument("--tuning", action="append", default=[], metavar="FIELD=VALUE",
+                    help="a formulations.exact.Tuning field for this run (repeatable), for ablations")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
     if a.mip_start or a.highs:
@@ -99,6 +101,19 @@ def main() -> None:
         tuning.DEFAULT = replace(tuning.DEFAULT, mip_start=tuning.DEFAULT.mip_start or a.mip_start,
                                  highs_options=tuple(opts.items()))
         print(f"exact with MIP start {tuning.DEFAULT.mip_start}, HiGHS options {opts}")
+    if a.tuning:
+        from dataclasses import fields, replace
+
+        from formulations.exact import tuning
+        known = {f.name for f in fields(tuning.Tuning)}
+        changes = {}
+        for kv in a.tuning:
+            key, val = kv.split("=", 1)
+            if key not in known:
+                ap.error(f"--tuning: no Tuning field {key!r}")
+            changes[key] = _option_value(val)
+        tuning.DEFAULT = replace(tuning.DEFAULT, **changes)
+        print(f"exact with tuning {changes}")
     if a.v:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     print(f"{'model':16s} ratio   ops  (threads=1, exact limit {a.time_limit:g}s, checkmate limit {a.checkmate_limit:g}s)")

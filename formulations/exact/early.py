@@ -72,7 +72,13 @@ def early(ctx: Context, kb: float, best: Result | None, deadline: float, state: 
                 return EarlyPlan(None, True, GUIDED)  # the caller holds that plan already
     got = None
     far = lt is not None and lt.peak_units > ctx.cap * (1 + t.early_guided_overflow)
-    if windows:
+    refine_next = (far and state.solution is not None
+                   and rs_columns(ctx.p, cost_fixed(ctx.p, inc_cost)) > t.large_rs_columns)
+    # far over, the relaxation's windows lack most recomputations a plan needs and the guided
+    # MILP spends its cap finding none; the refine round below gets the time instead
+    hopeless = (refine_next and lt.peak_units > ctx.cap * (1 + t.early_guided_skip_overflow)
+                and deadline - time.perf_counter() >= t.early_refine_min_s)
+    if windows and not hopeless:
         state.guided_ran = True
         got = guided(ctx, cost_fixed(ctx.p, inc_cost), windows, inc_cost,
                      min(deadline, time.perf_counter() + t.early_guided_max_s / t.guided_share) if far else deadline,
@@ -83,8 +89,7 @@ def early(ctx: Context, kb: float, best: Result | None, deadline: float, state: 
                 return EarlyPlan(got, True, GUIDED)
     plans = [(r, label) for r, label in ((got, GUIDED), (relaxed, RELAXED), (best, None)) if r is not None]
     first, label = min(plans, key=lambda c: c[0].objective) if plans else (None, RELAXED)
-    if (far and state.solution is not None and deadline - time.perf_counter() >= t.early_refine_min_s
-            and rs_columns(ctx.p, cost_fixed(ctx.p, inc_cost)) > t.large_rs_columns):
+    if refine_next and deadline - time.perf_counter() >= t.early_refine_min_s:
         # the relaxation's windows miss recomputations the plans need, and the MILP is too
         # large to prove anything: one round of refining now, whose guided MILP needs no
         # incumbent (it seeks plans at the bound), within a share of the time left

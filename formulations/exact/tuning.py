@@ -40,6 +40,7 @@ class Tuning:
     place_at_bound_share: float = 0.75  # ... and for one that meets the bound (it ends the search)
     early_guided_max_s: float = 10.0  # early guided MILP's cap when the relaxation's plan is far over:
     early_guided_overflow: float = 0.02  # "far" = this overflow; its windows then miss needed recomputations
+    early_guided_skip_overflow: float = 0.15  # above this overflow it is skipped when a refine round follows
     relaxed_place_share: float = 0.5  # DSA share for the relaxation's plan when it fits
     fit_share: float = 0.1           # relaxed_plan.fit_sequence's share of the time left ...
     fit_max_s: float = 20.0          # ... and cap
