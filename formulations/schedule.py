@@ -38,6 +38,19 @@ def stage_sequence(stages: list[list[int]]) -> list[int]:
     return [k for st in stages for k in sorted(st)]
 
 
+def recompute_stages(seq: list[int]) -> list[tuple[int, int]]:
+    """(op, stage) of every recomputation in ``seq`` (ops in captured order of first runs), in
+    the stages of Checkmate's model: the stage of a recomputation is the next first run."""
+    out = []
+    done: set[int] = set()
+    for k in seq:
+        if k in done:
+            out.append((k, len(done)))
+        else:
+            done.add(k)
+    return out
+
+
 def lifetimes(p: RematProblem, seq: list[int]) -> Lifetimes | None:
     """Minimal lifetimes of ``seq``; None when it reads a value that is not live."""
     V = p.values

@@ -30,7 +30,7 @@ import time
 
 from .keepset import State, _Builder, _views
 from .problem import RematProblem
-from .schedule import lifetimes
+from .schedule import lifetimes, recompute_stages, stage_sequence
 
 log = logging.getLogger(__name__)
 
@@ -39,19 +39,16 @@ CANDIDATES = 16
 
 
 def _stages(p: RematProblem, seq: list[int]) -> list[list[int]]:
-    """Recomputations per stage: ``seq`` is stage 0's reruns, op 0, stage 1's reruns, op 1, ..."""
+    """Recomputations per stage (``schedule.recompute_stages``), ascending as in ``seq``."""
     out: list[list[int]] = [[] for _ in range(p.n)]
-    done = 0
-    for k in seq:
-        if k == done:
-            done += 1
-        else:
-            out[done].append(k)
+    for k, s in recompute_stages(seq):
+        out[s].append(k)
     return out
 
 
 def _flatten(stages: list[list[int]]) -> list[int]:
-    return [k for t, rec in enumerate(stages) for k in (*rec, t)]
+    """The sequence of ``_stages``' stages: each stage's reruns (all earlier ops), then its op."""
+    return stage_sequence([[*rec, t] for t, rec in enumerate(stages)])
 
 
 def _starts(stages: list[list[int]]) -> list[int]:
@@ -143,9 +140,8 @@ def split_peak(p: RematProblem, seq: list[int], deadline: float, target: int | N
             return
         key, got, adds, removes = best
         _apply(stages, adds, removes)
-        check = check_all
-        lt = lifetimes(p, list(got.seq)) if check else None  # the fast rebuild must agree with the real rules
-        if check and (lt is None or lt.peak_units != got.peak):
+        lt = lifetimes(p, list(got.seq)) if check_all else None  # the fast rebuild must agree with the real rules
+        if check_all and (lt is None or lt.peak_units != got.peak):
             _undo(stages, adds, removes)
             banned.add(key)
             log.debug("split: move %s disagrees with the lifetimes (%s vs %d): banned",

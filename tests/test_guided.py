@@ -117,7 +117,7 @@ def test_exact_proves_resnet50_at_05_once_its_schedule_places():
 
 
 def test_recompute_stages_are_those_of_the_mip_start():
-    from formulations.exact.guided import recompute_stages
+    from formulations.schedule import recompute_stages
 
     # first runs 0, 1, 2 in order; 0 runs again before 2's first run (stage 2) and after it (stage 3)
     assert recompute_stages([0, 1, 0, 2, 0, 1]) == [(0, 2), (0, 3), (1, 3)]
@@ -133,8 +133,9 @@ def test_guided_with_a_start_only_returns_cheaper_valid_plans(seed, n, frac):
     validated plan cheaper than the start, or nothing; with every stage as a window and the
     start's cost as cutoff it finds the optimum when the start is not optimal."""
     from formulations import exact
-    from formulations.exact.guided import guided, recompute_stages
+    from formulations.exact.guided import guided
     from formulations.exact.state import Context
+    from formulations.schedule import recompute_stages
 
     g, budget, p, cap = budget_case(seed, n, frac)
     # a start that recomputes more than needed: the optimum of a tighter budget (the runtime

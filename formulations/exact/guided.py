@@ -10,23 +10,11 @@ import time
 
 from planner.result import Result, Status
 
+from ..schedule import recompute_stages
 from .master import cost_fixed, stage_start
 from .state import Context
 
 log = logging.getLogger(__name__)
-
-
-def recompute_stages(seq: list[int]) -> list[tuple[int, int]]:
-    """(op, stage) of every recomputation in ``seq`` (ops in captured order of first runs), in
-    the stages of Checkmate's model: the stage of a recomputation is the next first run."""
-    out = []
-    done: set[int] = set()
-    for k in seq:
-        if k in done:
-            out.append((k, len(done)))
-        else:
-            done.add(k)
-    return out
 
 
 def guided(ctx: Context, rec: set[int], windows: dict[int, set[int]], inc_cost: float | None, deadline: float,
