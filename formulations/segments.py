@@ -40,6 +40,9 @@ MIN_GAP = 0.125
 # a start must be at most this share of the plain peak to be used
 GAIN = 0.9
 K_FACTORS = (0.125, 0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
+# two levels (Revolve-like): fine segment counts (as K_FACTORS) and fine segments per coarse one
+FINE_FACTORS = (1.0, 1.4, 2.0, 2.8, 4.0)
+GROUPS = (2, 3, 4, 6, 8)
 
 
 def _largest_gap(us: list[int]) -> tuple[int, int]:
@@ -89,11 +92,14 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
     order = sorted(saved, key=lambda v: V[v].producer)
     csize = np.cumsum([max(1, V[v].size) for v in order])
     tried = set()
-    for f, collect in [(f, c) for c in (False, True) for f in K_FACTORS]:
+    combos = [(f, c, 1) for c in (False, True) for f in K_FACTORS]
+    combos += [(f, True, grp) for f in FINE_FACTORS for grp in GROUPS]
+    for f, collect, grp in combos:
         k = max(1, min(len(order), round(f * len(order) ** 0.5)))
-        if (k, collect) in tried:
+        grp = min(grp, k)
+        if (k, collect, grp) in tried or (grp > 1 and k < 2 * grp):
             continue
-        tried.add((k, collect))
+        tried.add((k, collect, grp))
         if time.perf_counter() > deadline:
             return
         # segment j of a stage: by the saved size produced before it
@@ -101,6 +107,7 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
         seg = np.searchsorted(np.asarray(cuts, dtype=np.int64), np.arange(p.n + 1), side="right")
         keep = np.ones(nv, dtype=bool)
         keep[region] = False
+        fine = np.zeros(nv, dtype=bool)  # checkpoints of a fine cut only (two levels)
         for op in ops:  # each op reading across a cut: keep the smaller side of the cut
             sk = seg[op]
             cross = [v for v in p.reads[op] if v in in_region and seg[V[v].producer] < sk]
@@ -110,13 +117,19 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
             # step's output) is a checkpoint itself, else its inputs would pin every segment
             if (sum(V[v].size for v in cross) >= sum(V[v].size for v in p.outs[op])
                     or (collect and len({seg[V[v].producer] for v in cross}) > 1)):
-                keep[[v for v in p.outs[op] if v in in_region]] = True
+                side = [v for v in p.outs[op] if v in in_region]
             else:
-                keep[cross] = True
+                side = cross
+            if all(seg[V[v].producer] // grp == sk // grp for v in cross):
+                fine[side] = True
+            else:
+                keep[side] = True
+        fine &= ~keep
         for v in region:  # a view follows its base: a kept view would hold a dropped base
             bv = V[v].base
             if bv is not None and not keep[bv]:
                 keep[v] = False
+                fine[v] = fine[bv]
         # a segment is recomputed when its first value is needed again: from then on its
         # recomputed values are held (before, a later segment's chain only passes through)
         window = np.full(nv, -1, dtype=np.int64)
@@ -125,15 +138,21 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
             if not keep[v]:
                 j = int(seg[V[v].producer])
                 first[j] = min(first.get(j, p.n), int(resume[v]))
+        coarse: dict[int, int] = {}  # a coarse segment is due at the first need of any of its segments
+        for j, t in first.items():
+            coarse[j // grp] = min(coarse.get(j // grp, p.n), t)
         for v in region:  # the segment's other values too: none is held before it is due
             if not keep[v]:
-                window[v] = first.get(int(seg[V[v].producer]), -1)
+                j = int(seg[V[v].producer])
+                # a fine checkpoint is recomputed (and then held) when its coarse segment is due
+                window[v] = coarse.get(j // grp, -1) if fine[v] else first.get(j, -1)
         seq = b.sequence(keep, hold, resume, window)
         got = b.state(seq, int((~keep).sum())) if seq is not None else None
         if got is None:
             continue
-        log.debug("segments: k=%d collect=%s peak %d (plain %d) cost %.1f", k, collect, got.peak, st.peak, got.cost)
-        yield (k, collect), Start(keep, hold, resume, window), got
+        log.debug("segments: k=%d collect=%s groups=%d peak %d (plain %d) cost %.1f",
+                  k, collect, grp, got.peak, st.peak, got.cost)
+        yield (k, collect, grp), Start(keep, hold, resume, window), got
 
 
 def ranked_starts(p: RematProblem, deadline: float) -> list[tuple[Start, State]]:
