@@ -40,9 +40,10 @@ MIN_GAP = 0.125
 # a start must be at most this share of the plain peak to be used
 GAIN = 0.9
 K_FACTORS = (0.125, 0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
-# two levels (Revolve-like): fine segment counts (as K_FACTORS) and fine segments per coarse one
-FINE_FACTORS = (1.0, 1.4, 2.0, 2.8, 4.0)
-GROUPS = (2, 3, 4, 6, 8)
+# several levels (Revolve-like): fine segment counts (as K_FACTORS), and per number of levels
+# below the kept checkpoints, the fine segments grouped into one segment of the level above
+FINE_FACTORS = (1.0, 1.4, 2.0, 2.8, 4.0, 5.6)
+LEVELS = ((1, (2, 3, 4, 6, 8, 12, 16)), (2, (2, 3, 4, 6)))
 
 
 def _largest_gap(us: list[int]) -> tuple[int, int]:
@@ -92,14 +93,13 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
     order = sorted(saved, key=lambda v: V[v].producer)
     csize = np.cumsum([max(1, V[v].size) for v in order])
     tried = set()
-    combos = [(f, c, 1) for c in (False, True) for f in K_FACTORS]
-    combos += [(f, True, grp) for f in FINE_FACTORS for grp in GROUPS]
-    for f, collect, grp in combos:
+    combos = [(f, c, 1, 1) for c in (False, True) for f in K_FACTORS]
+    combos += [(f, True, grp, depth) for depth, groups in LEVELS for f in FINE_FACTORS for grp in groups]
+    for f, collect, grp, depth in combos:
         k = max(1, min(len(order), round(f * len(order) ** 0.5)))
-        grp = min(grp, k)
-        if (k, collect, grp) in tried or (grp > 1 and k < 2 * grp):
+        if (k, collect, grp, depth) in tried or (grp > 1 and k < 2 * grp ** depth):
             continue
-        tried.add((k, collect, grp))
+        tried.add((k, collect, grp, depth))
         if time.perf_counter() > deadline:
             return
         # segment j of a stage: by the saved size produced before it
@@ -107,7 +107,8 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
         seg = np.searchsorted(np.asarray(cuts, dtype=np.int64), np.arange(p.n + 1), side="right")
         keep = np.ones(nv, dtype=bool)
         keep[region] = False
-        fine = np.zeros(nv, dtype=bool)  # checkpoints of a fine cut only (two levels)
+        # level of a checkpoint (``_level``; 0: not one); above ``depth``: kept
+        lev = np.zeros(nv, dtype=np.int64)
         for op in ops:  # each op reading across a cut: keep the smaller side of the cut
             sk = seg[op]
             cross = [v for v in p.reads[op] if v in in_region and seg[V[v].producer] < sk]
@@ -120,16 +121,16 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
                 side = [v for v in p.outs[op] if v in in_region]
             else:
                 side = cross
-            if all(seg[V[v].producer] // grp == sk // grp for v in cross):
-                fine[side] = True
-            else:
-                keep[side] = True
-        fine &= ~keep
+            top = max(_level(int(seg[V[v].producer]), int(sk), grp, depth) for v in cross)
+            for v in side:
+                lev[v] = max(lev[v], top)
+        keep[region] |= lev[region] > depth
+        lev[keep] = 0
         for v in region:  # a view follows its base: a kept view would hold a dropped base
             bv = V[v].base
             if bv is not None and not keep[bv]:
                 keep[v] = False
-                fine[v] = fine[bv]
+                lev[v] = lev[bv]
         # a segment is recomputed when its first value is needed again: from then on its
         # recomputed values are held (before, a later segment's chain only passes through)
         window = np.full(nv, -1, dtype=np.int64)
@@ -138,21 +139,33 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
             if not keep[v]:
                 j = int(seg[V[v].producer])
                 first[j] = min(first.get(j, p.n), int(resume[v]))
-        coarse: dict[int, int] = {}  # a coarse segment is due at the first need of any of its segments
+        # a segment of level l (grp**l fine ones) is due at the first need of any of its fine ones
+        due: dict[tuple[int, int], int] = {}
         for j, t in first.items():
-            coarse[j // grp] = min(coarse.get(j // grp, p.n), t)
+            for lv in range(depth + 1):
+                key = (lv, j // grp ** lv)
+                due[key] = min(due.get(key, p.n), t)
         for v in region:  # the segment's other values too: none is held before it is due
             if not keep[v]:
-                j = int(seg[V[v].producer])
-                # a fine checkpoint is recomputed (and then held) when its coarse segment is due
-                window[v] = coarse.get(j // grp, -1) if fine[v] else first.get(j, -1)
+                # a checkpoint of level l is recomputed (and then held) when its level-l segment is due
+                lv = int(lev[v])
+                window[v] = due.get((lv, int(seg[V[v].producer]) // grp ** lv), -1)
         seq = b.sequence(keep, hold, resume, window)
         got = b.state(seq, int((~keep).sum())) if seq is not None else None
         if got is None:
             continue
-        log.debug("segments: k=%d collect=%s groups=%d peak %d (plain %d) cost %.1f",
-                  k, collect, grp, got.peak, st.peak, got.cost)
-        yield (k, collect, grp), Start(keep, hold, resume, window), got
+        log.debug("segments: k=%d collect=%s groups=%d depth=%d peak %d (plain %d) cost %.1f",
+                  k, collect, grp, depth, got.peak, st.peak, got.cost)
+        yield (k, collect, grp, depth), Start(keep, hold, resume, window), got
+
+
+def _level(a: int, b: int, grp: int, depth: int) -> int:
+    """Level of a checkpoint between fine segments a < b: 1 + the levels l (1..``depth``) whose
+    segments (``grp``**l fine ones each) differ for a and b; above ``depth``: kept."""
+    lv = 1
+    while lv <= depth and a // grp ** lv != b // grp ** lv:
+        lv += 1
+    return lv
 
 
 def ranked_starts(p: RematProblem, deadline: float) -> list[tuple[Start, State]]:
