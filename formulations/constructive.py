@@ -145,12 +145,16 @@ def _split_fit(p: RematProblem, states, cap: int, budget: int, end: float, deadl
                 return []
             target = int(cap * shrink)
             st = split_state(p, list(st0.seq), end, target)
-            if st is None or st.peak > target:
+            if st is None or st.peak > cap:
                 break  # a lower target would not be reached either
+            # missing a lower target, the split's local optimum may still place where the
+            # state at the capacity did not (more room for the addresses)
             placed = place_fitting(p, list(st.seq), cap, max(0.5, min(5.0, deadline - time.perf_counter())),
                                    seed, threads)
             if placed is not None:
                 return [_constructed(p, placed, budget, method, t0, "keep-set+split")]
+            if st.peak > target:
+                break
             st0 = st  # the next, lower target goes on from here
     return []
 
