@@ -7,8 +7,9 @@ both offline (the whole schedule in view, unlike the runtime heuristics, which t
 random layered graphs):
 - the keep-set descent (``formulations.keepset``): recompute what each op needs from the
   values kept, dropping kept values at the peak;
-- segment checkpointing (``formulations.segments``) as a start of the descent, where values
-  are saved across the plain schedule's peak (a training step's forward for its backward);
+- segment checkpointing (``formulations.segments``, one or several levels) as a start of the
+  descent, where values are saved across the plain schedule's peak (a training step's
+  forward for its backward);
 - on graphs of plain single-output values, the retention model (``formulations.retention``):
   every value dropped over at most one range, recomputed once, solved by CP-SAT;
 - gap eviction (``formulations.gapevict``) aimed at capacities scanned downwards from what

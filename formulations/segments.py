@@ -14,9 +14,15 @@ descent stalls. Here, instead:
   the region is *sticky* (``keepset._Builder.sequence``): live for its first uses, dropped
   across its gap, recomputed at its first later need (with the rest of its segment, from the
   checkpoints) and then kept to its last need;
-- ``k`` is searched (each candidate is one sequence build): few segments keep few
-  checkpoints but recompute a large segment at once, many do the opposite; and so is
-  whether an op gathering from several earlier segments keeps its own output instead.
+- on several levels (Revolve-like, as Chen's recursive variant): every ``groups`` segments
+  form one of the level above, up to ``depth`` levels; only the checkpoints of the top
+  level's cuts are kept, one of a lower level l is sticky too, recomputed (then held) when
+  its level-l segment is first needed: the checkpoints of a far segment (an LSTM's lower
+  layer, during the upper layer's backward) are then few and coarse;
+- ``k``, ``groups`` and ``depth`` are searched (each candidate is one sequence build): few
+  segments keep few checkpoints but recompute a large segment at once, many do the
+  opposite; and so is whether an op gathering from several earlier segments keeps its own
+  output instead.
 Values outside the region keep their plain lifetimes. The result is a keep-set state, so the
 descent can go on from it (``keepset.descend(..., start=...)``).
 """
