@@ -39,12 +39,12 @@ from .problem import RematProblem
 
 log = logging.getLogger(__name__)
 
-# segment counts tried, as multiples of sqrt(number of saved values)
 # a saved value's gap spans at least this share of the stages (a forward value kept for the
 # backward pass; a forward-only graph has none, and the sweep is skipped)
 MIN_GAP = 0.125
 # a start must be at most this share of the plain peak to be used
 GAIN = 0.9
+# segment counts tried, as multiples of sqrt(number of saved values)
 K_FACTORS = (0.125, 0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
 # several levels (Revolve-like): fine segment counts (as K_FACTORS), and per number of levels
 # below the kept checkpoints, the fine segments grouped into one segment of the level above
@@ -62,8 +62,9 @@ def _largest_gap(us: list[int]) -> tuple[int, int]:
 
 
 def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
-    """Yield ((k, collect), Start, State) for each segment count and cut rule tried (the lowest peak is the caller's
-    pick); nothing when no value is saved across the plain schedule's peak."""
+    """Yield ((k, collect, groups, depth), Start, State) for each segment count, cut rule and
+    levels tried (the lowest peak is the caller's pick); nothing when no value is saved across
+    the plain schedule's peak."""
     b = b or _Builder(p)
     nv = len(p.values)
     keep0 = np.ones(nv, dtype=bool)
