@@ -176,16 +176,17 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     last = None
     starts = ranked_starts(p, t0 + time_limit / 8)
     # the segment starts, lowest first, with their long lifetimes split, as many as time
-    # allows (to 3/8 of it): the split's result does not follow the starts' order
+    # allows (to half of it: the lowest sequences of all where there are starts): the
+    # split's result does not follow the starts' order
     for _, st0 in starts:
-        if time.perf_counter() >= t0 + 3 * time_limit / 8:
+        if time.perf_counter() >= t0 + time_limit / 2:
             break
-        st = split_state(p, list(st0.seq), t0 + 3 * time_limit / 8)
+        st = split_state(p, list(st0.seq), t0 + time_limit / 2)
         if st is not None and (last is None or st.peak < last.peak):
             last = st
     descended = None
-    if starts:  # the lowest start descended, to half of the time
-        for st in descend(p, t0 + time_limit / 2, start=starts[0][0]):
+    if starts:  # the lowest start descended, to 9/16 of the time
+        for st in descend(p, t0 + 9 * time_limit / 16, start=starts[0][0]):
             descended = st
     for st in descend(p, t0 + 5 * time_limit / 8):
         if descended is None or st.peak < descended.peak:
