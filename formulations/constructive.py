@@ -163,10 +163,10 @@ def _split_fit(p: RematProblem, states, cap: int, budget: int, end: float, deadl
 def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None, seed: int = 0,
                 threads: int = 1, method: str = "constructive", p: RematProblem | None = None) -> Constructed | None:
     """The lowest budget the constructions certify within ``time_limit``, with its plan (not
-    yet validated: ``feasible_upper_bound`` validates): the keep-set descents (half of the
-    time; from segments only where they clearly lower the plain peak) and the segment
-    starts, their long lifetimes split (``formulations.split``), then gap eviction scanned down
-    from there."""
+    yet validated: ``feasible_upper_bound`` validates): the segment starts, their long
+    lifetimes split (``formulations.split``; to half of the time), the keep-set descents
+    (from the lowest start, then plain) with their lowest state split, then gap eviction
+    scanned down from there."""
     from planner.analysis import baseline_peak, min_feasible_budget
 
     t0 = time.perf_counter()
