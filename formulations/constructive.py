@@ -7,8 +7,9 @@ both offline (the whole schedule in view, unlike the runtime heuristics, which t
 random layered graphs):
 - the keep-set descent (``formulations.keepset``): recompute what each op needs from the
   values kept, dropping kept values at the peak;
-- segment checkpointing (``formulations.segments``) as a start of the descent, where values
-  are saved across the plain schedule's peak (a training step's forward for its backward);
+- segment checkpointing (``formulations.segments``, one or several levels) as a start of the
+  descent, where values are saved across the plain schedule's peak (a training step's
+  forward for its backward);
 - on graphs of plain single-output values, the retention model (``formulations.retention``):
   every value dropped over at most one range, recomputed once, solved by CP-SAT;
 - gap eviction (``formulations.gapevict``) aimed at capacities scanned downwards from what
@@ -145,12 +146,16 @@ def _split_fit(p: RematProblem, states, cap: int, budget: int, end: float, deadl
                 return []
             target = int(cap * shrink)
             st = split_state(p, list(st0.seq), end, target)
-            if st is None or st.peak > target:
+            if st is None or st.peak > cap:
                 break  # a lower target would not be reached either
+            # missing a lower target, the split's local optimum may still place where the
+            # state at the capacity did not (more room for the addresses)
             placed = place_fitting(p, list(st.seq), cap, max(0.5, min(5.0, deadline - time.perf_counter())),
                                    seed, threads)
             if placed is not None:
                 return [_constructed(p, placed, budget, method, t0, "keep-set+split")]
+            if st.peak > target:
+                break
             st0 = st  # the next, lower target goes on from here
     return []
 
@@ -158,10 +163,10 @@ def _split_fit(p: RematProblem, states, cap: int, budget: int, end: float, deadl
 def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None, seed: int = 0,
                 threads: int = 1, method: str = "constructive", p: RematProblem | None = None) -> Constructed | None:
     """The lowest budget the constructions certify within ``time_limit``, with its plan (not
-    yet validated: ``feasible_upper_bound`` validates): the keep-set descents (half of the
-    time; from segments only where they clearly lower the plain peak) and the segment
-    starts, their long lifetimes split (``formulations.split``), then gap eviction scanned down
-    from there."""
+    yet validated: ``feasible_upper_bound`` validates): the segment starts, their long
+    lifetimes split (``formulations.split``; to half of the time), the keep-set descents
+    (from the lowest start, then plain) with their lowest state split, then gap eviction
+    scanned down from there."""
     from planner.analysis import baseline_peak, min_feasible_budget
 
     t0 = time.perf_counter()
@@ -171,16 +176,17 @@ def upper_bound(g: Graph, time_limit: float = 10.0, alignment: int | None = None
     last = None
     starts = ranked_starts(p, t0 + time_limit / 8)
     # the segment starts, lowest first, with their long lifetimes split, as many as time
-    # allows (to 3/8 of it): the split's result does not follow the starts' order
+    # allows (to half of it: the lowest sequences of all where there are starts): the
+    # split's result does not follow the starts' order
     for _, st0 in starts:
-        if time.perf_counter() >= t0 + 3 * time_limit / 8:
+        if time.perf_counter() >= t0 + time_limit / 2:
             break
-        st = split_state(p, list(st0.seq), t0 + 3 * time_limit / 8)
+        st = split_state(p, list(st0.seq), t0 + time_limit / 2)
         if st is not None and (last is None or st.peak < last.peak):
             last = st
     descended = None
-    if starts:  # the lowest start descended, to half of the time
-        for st in descend(p, t0 + time_limit / 2, start=starts[0][0]):
+    if starts:  # the lowest start descended, to 9/16 of the time
+        for st in descend(p, t0 + 9 * time_limit / 16, start=starts[0][0]):
             descended = st
     for st in descend(p, t0 + 5 * time_limit / 8):
         if descended is None or st.peak < descended.peak:

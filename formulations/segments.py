@@ -14,9 +14,15 @@ descent stalls. Here, instead:
   the region is *sticky* (``keepset._Builder.sequence``): live for its first uses, dropped
   across its gap, recomputed at its first later need (with the rest of its segment, from the
   checkpoints) and then kept to its last need;
-- ``k`` is searched (each candidate is one sequence build): few segments keep few
-  checkpoints but recompute a large segment at once, many do the opposite; and so is
-  whether an op gathering from several earlier segments keeps its own output instead.
+- on several levels (Revolve-like, as Chen's recursive variant): every ``groups`` segments
+  form one of the level above, up to ``depth`` levels; only the checkpoints of the top
+  level's cuts are kept, one of a lower level l is sticky too, recomputed (then held) when
+  its level-l segment is first needed: the checkpoints of a far segment (an LSTM's lower
+  layer, during the upper layer's backward) are then few and coarse;
+- ``k``, ``groups`` and ``depth`` are searched (each candidate is one sequence build): few
+  segments keep few checkpoints but recompute a large segment at once, many do the
+  opposite; and so is whether an op gathering from several earlier segments keeps its own
+  output instead.
 Values outside the region keep their plain lifetimes. The result is a keep-set state, so the
 descent can go on from it (``keepset.descend(..., start=...)``).
 """
@@ -33,13 +39,17 @@ from .problem import RematProblem
 
 log = logging.getLogger(__name__)
 
-# segment counts tried, as multiples of sqrt(number of saved values)
 # a saved value's gap spans at least this share of the stages (a forward value kept for the
 # backward pass; a forward-only graph has none, and the sweep is skipped)
 MIN_GAP = 0.125
 # a start must be at most this share of the plain peak to be used
 GAIN = 0.9
+# segment counts tried, as multiples of sqrt(number of saved values)
 K_FACTORS = (0.125, 0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
+# several levels (Revolve-like): fine segment counts (as K_FACTORS), and per number of levels
+# below the kept checkpoints, the fine segments grouped into one segment of the level above
+FINE_FACTORS = (1.0, 1.4, 2.0, 2.8, 4.0, 5.6)
+LEVELS = ((1, (2, 3, 4, 6, 8, 12, 16)), (2, (2, 3, 4, 6)))
 
 
 def _largest_gap(us: list[int]) -> tuple[int, int]:
@@ -52,8 +62,9 @@ def _largest_gap(us: list[int]) -> tuple[int, int]:
 
 
 def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
-    """Yield ((k, collect), Start, State) for each segment count and cut rule tried (the lowest peak is the caller's
-    pick); nothing when no value is saved across the plain schedule's peak."""
+    """Yield ((k, collect, groups, depth), Start, State) for each segment count, cut rule and
+    levels tried (the lowest peak is the caller's pick); nothing when no value is saved across
+    the plain schedule's peak."""
     b = b or _Builder(p)
     nv = len(p.values)
     keep0 = np.ones(nv, dtype=bool)
@@ -89,11 +100,13 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
     order = sorted(saved, key=lambda v: V[v].producer)
     csize = np.cumsum([max(1, V[v].size) for v in order])
     tried = set()
-    for f, collect in [(f, c) for c in (False, True) for f in K_FACTORS]:
+    combos = [(f, c, 1, 1) for c in (False, True) for f in K_FACTORS]
+    combos += [(f, True, grp, depth) for depth, groups in LEVELS for f in FINE_FACTORS for grp in groups]
+    for f, collect, grp, depth in combos:
         k = max(1, min(len(order), round(f * len(order) ** 0.5)))
-        if (k, collect) in tried:
+        if (k, collect, grp, depth) in tried or (grp > 1 and k < 2 * grp ** depth):
             continue
-        tried.add((k, collect))
+        tried.add((k, collect, grp, depth))
         if time.perf_counter() > deadline:
             return
         # segment j of a stage: by the saved size produced before it
@@ -101,6 +114,8 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
         seg = np.searchsorted(np.asarray(cuts, dtype=np.int64), np.arange(p.n + 1), side="right")
         keep = np.ones(nv, dtype=bool)
         keep[region] = False
+        # level of a checkpoint (``_level``; 0: not one); above ``depth``: kept
+        lev = np.zeros(nv, dtype=np.int64)
         for op in ops:  # each op reading across a cut: keep the smaller side of the cut
             sk = seg[op]
             cross = [v for v in p.reads[op] if v in in_region and seg[V[v].producer] < sk]
@@ -110,13 +125,19 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
             # step's output) is a checkpoint itself, else its inputs would pin every segment
             if (sum(V[v].size for v in cross) >= sum(V[v].size for v in p.outs[op])
                     or (collect and len({seg[V[v].producer] for v in cross}) > 1)):
-                keep[[v for v in p.outs[op] if v in in_region]] = True
+                side = [v for v in p.outs[op] if v in in_region]
             else:
-                keep[cross] = True
+                side = cross
+            top = max(_level(int(seg[V[v].producer]), int(sk), grp, depth) for v in cross)
+            for v in side:
+                lev[v] = max(lev[v], top)
+        keep[region] |= lev[region] > depth
+        lev[keep] = 0
         for v in region:  # a view follows its base: a kept view would hold a dropped base
             bv = V[v].base
             if bv is not None and not keep[bv]:
                 keep[v] = False
+                lev[v] = lev[bv]
         # a segment is recomputed when its first value is needed again: from then on its
         # recomputed values are held (before, a later segment's chain only passes through)
         window = np.full(nv, -1, dtype=np.int64)
@@ -125,15 +146,33 @@ def segment_starts(p: RematProblem, deadline: float, b: _Builder | None = None):
             if not keep[v]:
                 j = int(seg[V[v].producer])
                 first[j] = min(first.get(j, p.n), int(resume[v]))
+        # a segment of level l (grp**l fine ones) is due at the first need of any of its fine ones
+        due: dict[tuple[int, int], int] = {}
+        for j, t in first.items():
+            for lv in range(depth + 1):
+                key = (lv, j // grp ** lv)
+                due[key] = min(due.get(key, p.n), t)
         for v in region:  # the segment's other values too: none is held before it is due
             if not keep[v]:
-                window[v] = first.get(int(seg[V[v].producer]), -1)
+                # a checkpoint of level l is recomputed (and then held) when its level-l segment is due
+                lv = int(lev[v])
+                window[v] = due.get((lv, int(seg[V[v].producer]) // grp ** lv), -1)
         seq = b.sequence(keep, hold, resume, window)
         got = b.state(seq, int((~keep).sum())) if seq is not None else None
         if got is None:
             continue
-        log.debug("segments: k=%d collect=%s peak %d (plain %d) cost %.1f", k, collect, got.peak, st.peak, got.cost)
-        yield (k, collect), Start(keep, hold, resume, window), got
+        log.debug("segments: k=%d collect=%s groups=%d depth=%d peak %d (plain %d) cost %.1f",
+                  k, collect, grp, depth, got.peak, st.peak, got.cost)
+        yield (k, collect, grp, depth), Start(keep, hold, resume, window), got
+
+
+def _level(a: int, b: int, grp: int, depth: int) -> int:
+    """Level of a checkpoint between fine segments a < b: 1 + the levels l (1..``depth``) whose
+    segments (``grp``**l fine ones each) differ for a and b; above ``depth``: kept."""
+    lv = 1
+    while lv <= depth and a // grp ** lv != b // grp ** lv:
+        lv += 1
+    return lv
 
 
 def ranked_starts(p: RematProblem, deadline: float) -> list[tuple[Start, State]]:

@@ -38,9 +38,11 @@ def test_chain_segments_lower_the_peak_and_recompute_each_forward_op_at_most_onc
     p = extract(g)
     b = _Builder(p)
     plain = b.state(b.sequence(__import__("numpy").ones(len(p.values), dtype=bool)), 0)
-    start = segment_start(p, time.perf_counter() + 30)
-    assert start is not None
-    st = b.state(b.sequence(start.keep, start.hold, start.resume, start.window), 0)
+    assert segment_start(p, time.perf_counter() + 30) is not None
+    # one level (several: tests/test_segments_levels.py)
+    _, start, st = min((x for x in segment_starts(p, time.perf_counter() + 30) if x[0][2] == 1),
+                       key=lambda x: x[2].peak)
+    assert b.state(b.sequence(start.keep, start.hold, start.resume, start.window), 0).peak == st.peak
     assert st.peak < plain.peak
     runs = collections.Counter(st.seq)
     assert max(runs.values()) == 2  # recomputed, but once: not once per backward step
