@@ -5,8 +5,9 @@ Instances are feasible by construction at a capacity equal to their peak
 guillotine cuts (exactly tight at every time), ``holes`` removes a fifth of the pieces away
 from one time column (exactly tight there, slack elsewhere), ``trace`` is accelerator-like
 (short-lived power-of-two-ish buffers, a few long-lived large ones, greedy-placed, then the
-gaps under the peak filled at a few time columns: exactly tight there). ``--families``
-defaults to all three. For each instance it runs, in
+gaps under the peak filled at a few time columns: exactly tight there), ``blocks`` is shaped
+like compiled workloads (block patterns repeated along time, coarse sizes, tight at a fifth of
+its time columns; ``instances_blocks``). ``--families`` defaults to all four. For each instance it runs, in
 this process and on one thread:
 - greedy best-fit (does it fit the tight capacity at all?),
 - ``solve_dsa`` (greedy fast path, then the exact engine, ``--engine``) with ``--time-limit``;
@@ -19,7 +20,7 @@ With ``--csv FILE...`` it runs the same columns on problems in minimalloc's CSV 
 instead (``--capacity`` bytes each; ``seed`` is then 0), e.g. minimalloc's "challenging"
 benchmark at its best known peak.
 
-    python bench/bench_dsa.py                      # 150, 300, 450 buffers, 2 seeds, all three families
+    python bench/bench_dsa.py                      # 150, 300, 450 buffers, 2 seeds, all four families
     python bench/bench_dsa.py --sizes 150 --seeds 1 --time-limit 20 --cpsat-limit 5
     python bench/bench_dsa.py --csv path/to/*.csv --capacity 1048576 --time-limit 60 --no-cpsat
 """
@@ -36,9 +37,10 @@ from planner.alloc import check_solution, greedy_best_fit, solve_dsa
 from planner.alloc.cpsat import cpsat_place
 from planner.alloc.csv_format import read_csv
 from planner.alloc.instances import guillotine, trace, with_holes
+from planner.alloc.instances_blocks import blocks
 from planner.alloc.problem import as_arrays
 
-FAMILIES = {"tiling": guillotine, "holes": with_holes, "trace": trace}
+FAMILIES = {"tiling": guillotine, "holes": with_holes, "trace": trace, "blocks": blocks}
 
 
 def _instances(args):
@@ -59,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="150,300,450")
     p.add_argument("--seeds", type=int, default=2, help="instances per size and family")
-    p.add_argument("--families", default="tiling,holes,trace")
+    p.add_argument("--families", default="tiling,holes,trace,blocks")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds for solve_dsa per instance")
     p.add_argument("--cpsat-limit", type=float, default=10.0, help="seconds for plain CP-SAT per instance")
     p.add_argument("--engine", default="auto", choices=("auto", "search", "cp-sat"),
