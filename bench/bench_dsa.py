@@ -5,8 +5,9 @@ Instances are feasible by construction at a capacity equal to their peak
 guillotine cuts (exactly tight at every time), ``holes`` removes a fifth of the pieces away
 from one time column (exactly tight there, slack elsewhere), ``trace`` is accelerator-like
 (short-lived power-of-two-ish buffers, a few long-lived large ones, greedy-placed, then the
-gaps under the peak filled at a few time columns: exactly tight there). ``--families``
-defaults to all three. For each instance it runs, in
+gaps under the peak filled at a few time columns: exactly tight there), ``blocks`` is shaped
+like compiled workloads (block patterns repeated along time, coarse sizes, tight at a fifth of
+its time columns; ``instances_blocks``). ``--families`` defaults to all four. For each instance it runs, in
 this process and on one thread:
 - greedy best-fit (does it fit the tight capacity at all?),
 - ``solve_dsa`` (greedy fast path, then the exact engine, ``--engine``) with ``--time-limit``;
@@ -17,9 +18,10 @@ not finish, the ratio is a lower bound (">="), computed with its time limit.
 
 With ``--csv FILE...`` it runs the same columns on problems in minimalloc's CSV format
 instead (``--capacity`` bytes each; ``seed`` is then 0), e.g. minimalloc's "challenging"
-benchmark at its best known peak.
+benchmark at its best known peak; ``--windows N`` adds N time windows of each one once it is
+placed (``instances_windows``: same kind, feasible by construction; ``seed`` numbers them).
 
-    python bench/bench_dsa.py                      # 150, 300, 450 buffers, 2 seeds, all three families
+    python bench/bench_dsa.py                      # 150, 300, 450 buffers, 2 seeds, all four families
     python bench/bench_dsa.py --sizes 150 --seeds 1 --time-limit 20 --cpsat-limit 5
     python bench/bench_dsa.py --csv path/to/*.csv --capacity 1048576 --time-limit 60 --no-cpsat
 """
@@ -36,9 +38,11 @@ from planner.alloc import check_solution, greedy_best_fit, solve_dsa
 from planner.alloc.cpsat import cpsat_place
 from planner.alloc.csv_format import read_csv
 from planner.alloc.instances import guillotine, trace, with_holes
+from planner.alloc.instances_blocks import blocks
+from planner.alloc.instances_windows import windows
 from planner.alloc.problem import as_arrays
 
-FAMILIES = {"tiling": guillotine, "holes": with_holes, "trace": trace}
+FAMILIES = {"tiling": guillotine, "holes": with_holes, "trace": trace, "blocks": blocks}
 
 
 def _instances(args):
@@ -46,7 +50,15 @@ def _instances(args):
     if args.csv:
         for path in args.csv:
             bufs, _ = read_csv(path)
-            yield Path(path).name.split(".")[0][:7], 0, bufs, args.capacity
+            name = Path(path).name.split(".")[0][:7]
+            yield name, 0, bufs, args.capacity
+            if args.windows:
+                sol = solve_dsa(bufs, args.capacity, time_limit=args.time_limit, engine=args.engine)
+                if sol.offsets is None:
+                    print(f"{name}: not placed, so no windows", flush=True)
+                    continue
+                for k, (sub, _, cap) in enumerate(windows(bufs, sol.offsets, args.windows, seed=0)):
+                    yield f"{name}/w", k, sub, cap
         return
     for fam in args.families.split(","):
         for n in [int(x) for x in args.sizes.split(",")]:
@@ -59,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="150,300,450")
     p.add_argument("--seeds", type=int, default=2, help="instances per size and family")
-    p.add_argument("--families", default="tiling,holes,trace")
+    p.add_argument("--families", default="tiling,holes,trace,blocks")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds for solve_dsa per instance")
     p.add_argument("--cpsat-limit", type=float, default=10.0, help="seconds for plain CP-SAT per instance")
     p.add_argument("--engine", default="auto", choices=("auto", "search", "cp-sat"),
@@ -67,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-cpsat", action="store_true")
     p.add_argument("--csv", nargs="+", metavar="FILE", help="minimalloc CSV problems instead of generated ones")
     p.add_argument("--capacity", type=int, help="bytes available for the --csv problems (required with --csv)")
+    p.add_argument("--windows", type=int, default=0,
+                   help="with --csv: also this many time windows of each placed problem (instances_windows)")
     args = p.parse_args(argv)
     if args.csv and args.capacity is None:
         p.error("--csv needs --capacity")

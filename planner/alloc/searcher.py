@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 JIT = True                  # the compiled search (``kernel.py``); False: the Python one
 JIT_MAX_PAIRS = 20_000_000  # the compiled search's trail: 16 bytes per meeting pair, 8 per cover
+MM_WEIGHT = 4  # a minimalloc-order run's backtrack limit, in bottom-left runs' limits (docs/alloc.md)
 
 
 def engine_for(lower: np.ndarray, upper: np.ndarray):
@@ -78,8 +79,8 @@ class Searcher:
         # One round: minimalloc's order under each of its preorders (forward only: that order
         # never looks at start times) interleaved with the bottom-left runs.
         # The two orders succeed on different instances (docs/alloc.md: measured history).
-        mm = [(fwd, preorder_rank(lo_, up_, sz_, k, tiebreak), "mm") for k in mm_preorders]
-        bl = [(st, preorder_rank(lo_, up_, sz_, k, tiebreak), "bl") for k in preorders for st in states]
+        mm = [(fwd, preorder_rank(lo_, up_, sz_, k, tiebreak), "mm", MM_WEIGHT) for k in mm_preorders]
+        bl = [(st, preorder_rank(lo_, up_, sz_, k, tiebreak), "bl", 1) for k in preorders for st in states]
         self.cycle = [r for pair in itertools.zip_longest(mm, bl) for r in pair if r is not None]
         self.limit = float(first_limit)
 
@@ -99,8 +100,8 @@ class Searcher:
 
     def _advance(self, deadline: float) -> None:
         while True:
-            st, rank, order = self.cycle[self.runs % len(self.cycle)]
-            res = st.run(rank, self.limit, deadline, order)
+            st, rank, order, weight = self.cycle[self.runs % len(self.cycle)]
+            res = st.run(rank, self.limit * weight, deadline, order)
             self.nodes += st.nodes
             self.backtracks += st.backtracks
             st.nodes = 0
