@@ -43,3 +43,4 @@ def test_a_guided_model_over_the_limit_is_skipped_unbuilt():
         assert info["rs_columns"] == size
         assert (info["status"] == "too large") == skipped
         assert ("columns" in info) != skipped  # built only when not skipped
+

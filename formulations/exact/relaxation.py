@@ -137,7 +137,8 @@ def tighten(ctx: Context, cps: list[int], base: list[int], runs: list[list[int]]
     from ..relaxed_plan import overflow_checkpoints
 
     p = ctx.p
-    cands = ((overflow_checkpoints(lt, cps, ctx.cap) if lt is not None else [])
+    # the largest excess first: when no candidate lifts the LP, the first one is taken
+    cands = ((overflow_checkpoints(lt, cps, ctx.cap, by_excess=True) if lt is not None else [])
              + shared_recomputations(p, cps, runs, limit=1))
     if inc is not None:
         seq = [st.ref for st in inc.plan.steps if st.kind == "compute"]
