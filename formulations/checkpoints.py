@@ -23,6 +23,7 @@ from planner.result import Status
 from .backends import power_of_two_scale, run_status
 from .bounds import tight_ops
 from .checkpoint_model import Built, build_levels
+from .checkpoint_start import plan_start, start_cost
 from .problem import RematProblem
 
 log = logging.getLogger(__name__)
@@ -65,12 +66,14 @@ def checkpoint_bound(p: RematProblem, capacity: int, checkpoints: list[int], *, 
 
 def lp_then_mip(p: RematProblem, capacity: int, checkpoints: list[int], *, lp_time: float, deadline: float,
                 threads: int = 1, seed: int = 0, cutoff: float | None = None,
-                coarse: list[list[int]] = ()) -> dict:
+                coarse: list[list[int]] = (), start: list[int] | None = None) -> dict:
     """The LP, then (while ``deadline`` leaves time and the LP is below ``cutoff``) the MIP, on
     one model built once (building is the slow part on large graphs): ``{"lp": (value,
     status), "mip": (value, status), "windows": ...}``, "mip" absent when not run, "windows"
     (``recompute_windows`` of the MIP's best solution) only when the MIP found one.
-    ``coarse``: coarser checkpoint sets whose rows join the model (see ``build_levels``)."""
+    ``coarse``: coarser checkpoint sets whose rows join the model (see ``build_levels``).
+    ``start``: a plan's op sequence, read into the MIP's columns as its start
+    (``checkpoint_start``); used only when its objective lies below ``cutoff``."""
     built = build_levels(p, capacity, checkpoints, coarse, threads, seed, deadline)
     if isinstance(built, tuple):
         return {"lp": built}
@@ -78,7 +81,10 @@ def lp_then_mip(p: RematProblem, capacity: int, checkpoints: list[int], *, lp_ti
     lp = out["lp"][0]
     left = deadline - time.perf_counter()
     if lp != float("inf") and (cutoff is None or lp < cutoff) and left > 0.5:
-        out["mip"] = _solve(built.h, p, True, left, cutoff)
+        mip_start = _start_of(built, p, start, cutoff)
+        if mip_start is not None:
+            out["start"] = start_cost(p, built, mip_start)
+        out["mip"] = _solve(built.h, p, True, left, cutoff, mip_start)
         runs = _runs_of(built, p, cutoff)
         if runs is not None:
             out["windows"] = recompute_windows(built.checkpoints, p.n, runs)
@@ -135,8 +141,21 @@ def _runs_of(built: Built, p: RematProblem, cutoff: float | None = None) -> list
     return [[k for k, c in Ri.items() if x[c] > 0.5] for Ri in built.r]
 
 
-def _solve(h, p: RematProblem, integer: bool, time_limit: float, cutoff: float | None) -> tuple[float, Status]:
-    """Solve the built relaxation as an LP or (``integer``) as a MIP; see ``checkpoint_bound``."""
+def _start_of(built: Built, p: RematProblem, seq: list[int] | None, cutoff: float | None) -> dict[int, float] | None:
+    """``seq`` read into ``built``'s columns when its objective lies below ``cutoff`` (HiGHS
+    drops a start at or above its objective bound), else None."""
+    if seq is None:
+        return None
+    got = plan_start(p, built, seq)
+    if got is None or (cutoff is not None and start_cost(p, built, got) >= cutoff * (1 - 1e-9)):
+        return None
+    return got
+
+
+def _solve(h, p: RematProblem, integer: bool, time_limit: float, cutoff: float | None,
+           start: dict[int, float] | None = None) -> tuple[float, Status]:
+    """Solve the built relaxation as an LP or (``integer``) as a MIP, from the (partial) MIP
+    ``start`` (column -> value) when given; see ``checkpoint_bound``."""
     import highspy
 
     f = power_of_two_scale(p.cost)
@@ -147,6 +166,10 @@ def _solve(h, p: RematProblem, integer: bool, time_limit: float, cutoff: float |
         h.setOptionValue("mip_rel_gap", 0.0)
         if cutoff is not None:
             h.setOptionValue("objective_bound", float(cutoff) * f)
+        if start:
+            cols = np.fromiter(start.keys(), dtype=np.int32, count=len(start))
+            st = h.setSolution(len(cols), cols, np.fromiter(start.values(), dtype=np.float64, count=len(start)))
+            log.info("checkpoint MIP: start of %d columns (%s)", len(cols), st)
     t0 = time.perf_counter()
     st = run_status(h, float(max(0.01, time_limit)))
     log.info("checkpoint %s: %s in %.1fs", "MIP" if integer else "LP", st, time.perf_counter() - t0)

@@ -167,10 +167,17 @@ def _rs_count(p: RematProblem, rec: set[int], lim, need_until: list[int], useful
     return n_r + n_s
 
 
-def rs_columns(p: RematProblem, recomputable: set[int] | None = None, published: bool = False) -> int:
-    """The R and S columns ``build`` would create (counted without building anything)."""
+def rs_columns(p: RematProblem, recomputable: set[int] | None = None, published: bool = False,
+               stages: dict[int, set[int]] | None = None) -> int:
+    """The R and S columns ``build`` would create (counted without building anything);
+    ``stages`` as in ``build``."""
     rec = set(range(p.n)) if recomputable is None or published else set(recomputable)
-    return _rs_count(p, rec, *_horizons(p, rec, published), _kept_until(p, rec, published))
+    if stages is None or published:
+        return _rs_count(p, rec, *_horizons(p, rec, published), _kept_until(p, rec, published))
+    rec &= set(stages)
+    lim, need_until, useful_until = _horizons(p, rec, False, stages)
+    n_s = _rs_count(p, set(), lim, need_until, useful_until, _kept_until(p, rec))
+    return n_s + sum(1 for k in rec for t in stages[k] if k < t <= min(p.n, lim[k], useful_until[k]))
 
 
 def build(p: RematProblem, capacity: int, recomputable: set[int] | None = None,

@@ -59,10 +59,11 @@ def memory_profile(lt: Lifetimes) -> np.ndarray:
     return np.cumsum(prof)[:len(lt.seq)]
 
 
-def overflow_checkpoints(lt: Lifetimes, checkpoints: list[int], capacity: int, limit: int = 1) -> list[int]:
+def overflow_checkpoints(lt: Lifetimes, checkpoints: list[int], capacity: int, limit: int = 1,
+                         by_excess: bool = False) -> list[int]:
     """First runs at which ``lt`` exceeds ``capacity``, or the next after a recomputation that
     does (checkpoints excluded), at most ``limit`` per interval between ``checkpoints``, the
-    largest excess first. Sorted op ids."""
+    largest excess first. Sorted op ids; ``by_excess``: the largest excess first instead."""
     cps = sorted(checkpoints)
     prof = memory_profile(lt)
     seen: set[int] = set()
@@ -87,10 +88,10 @@ def overflow_checkpoints(lt: Lifetimes, checkpoints: list[int], capacity: int, l
         iv = bisect.bisect_right(cps, c) - 1
         d = best.setdefault(iv, {})
         d[c] = max(d.get(c, 0), int(prof[i]) - capacity)
-    out: list[int] = []
+    out: dict[int, int] = {}
     for d in best.values():
-        out += [c for c, _ in sorted(d.items(), key=lambda x: (-x[1], x[0]))[:limit]]
-    return sorted(out)
+        out.update(sorted(d.items(), key=lambda x: (-x[1], x[0]))[:limit])
+    return sorted(out, key=lambda c: (-out[c], c)) if by_excess else sorted(out)
 
 
 def fit_sequence(p: RematProblem, seq: list[int], checkpoints: list[int], capacity: int,

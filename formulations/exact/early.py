@@ -44,7 +44,7 @@ def early(ctx: Context, kb: float, best: Result | None, deadline: float, state: 
     if ctx.meets(inc_cost, bound):
         return EarlyPlan(None, True, GUIDED)
     slack = None if inc_cost is None else inc_cost - ctx.total
-    ck, windows = checkpoint(ctx, deadline, state, stats, slack, share=t.early_checkpoint_share)
+    ck, windows = checkpoint(ctx, deadline, state, stats, slack, share=t.early_checkpoint_share, start=best)
     state.checkpoint = ck
     if ck == float("inf"):
         return EarlyPlan(None, False, GUIDED)
@@ -72,8 +72,8 @@ def early(ctx: Context, kb: float, best: Result | None, deadline: float, state: 
                 return EarlyPlan(None, True, GUIDED)  # the caller holds that plan already
     got = None
     far = lt is not None and lt.peak_units > ctx.cap * (1 + t.early_guided_overflow)
-    refine_next = (far and state.solution is not None
-                   and rs_columns(ctx.p, cost_fixed(ctx.p, inc_cost)) > t.large_rs_columns)
+    large = state.solution is not None and rs_columns(ctx.p, cost_fixed(ctx.p, inc_cost)) > t.large_rs_columns
+    refine_next = far and large
     # far over, the relaxation's windows lack most recomputations a plan needs and the guided
     # MILP spends its cap finding none; the refine round below gets the time instead
     hopeless = (refine_next and lt.peak_units > ctx.cap * (1 + t.early_guided_skip_overflow)
@@ -83,6 +83,9 @@ def early(ctx: Context, kb: float, best: Result | None, deadline: float, state: 
         got = guided(ctx, cost_fixed(ctx.p, inc_cost), windows, inc_cost,
                      min(deadline, time.perf_counter() + t.early_guided_max_s / t.guided_share) if far else deadline,
                      stats, bound=bound)
+        # too large to solve: when the relaxation's plan overflows, refining is the road left
+        refine_next = refine_next or (large and lt is not None and lt.peak_units > ctx.cap
+                                      and stats["guided"].get("status") == "too large")
         if got is not None:
             prog.figures(GUIDED, got.objective, bound, force=True)
             if ctx.meets(got.objective, bound):

@@ -40,7 +40,7 @@ def guided_run(ctx: Context, rec: set[int], windows: dict[int, set[int]], inc_co
     """``guided``, returning its figures instead of recording them."""
     from ..backends import solve_highs
     from ..common import place_stages, plan_result
-    from ..model import BuildTimeout, ModelTooLarge, build, decode
+    from ..model import BuildTimeout, ModelTooLarge, build, decode, rs_columns
     from ..validator_bridge import validated
 
     p, cap, t, params = ctx.p, ctx.cap, ctx.tuning, ctx.params
@@ -62,6 +62,11 @@ def guided_run(ctx: Context, rec: set[int], windows: dict[int, set[int]], inc_co
     info: dict = {"ops": len(win), "stages": sum(len(w) for w in win.values())}
     if not win:
         info["status"] = "nothing to recompute"
+        return None, info
+    info["rs_columns"] = rs = rs_columns(p, set(win), stages=win)
+    if rs > t.guided_max_rs_columns:
+        info["status"] = "too large"
+        log.info("exact: guided MILP skipped: %d R and S columns", rs)
         return None, info
     try:
         m = build(p, cap, set(win), deadline=stop, stages=win)

@@ -95,7 +95,9 @@ def refine(ctx: Context, inc: Result | None, bound: float, state: RelaxationStat
             if state.rounds[-1].mip_status == Status.OPTIMAL and deadline - time.perf_counter() > t.refine_min_s:
                 proven = guided(cps, runs)
                 state.fresh = False
-                if proven:
-                    break
+                if not proven and stats["guided"].get("status") == "too large":
+                    # no MILP on its windows: the solution's own plan is the one read off it
+                    got, state.relaxed_lt = relaxed_plan(ctx, cps, runs, out.plan, deadline, stats)
+                    adopt(got, RELAXED)
             break
     return out

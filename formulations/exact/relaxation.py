@@ -28,7 +28,7 @@ def closure(ctx: Context, deadline: float, stats: dict) -> tuple[float, int | No
 
 def checkpoint(ctx: Context, deadline: float, state: RelaxationState, stats: dict, slack: float | None, *,
                everything: bool = False, large: bool = False, share: float | None = None,
-               first: int | None = None) -> tuple[float, dict[int, set[int]] | None]:
+               first: int | None = None, start: Result | None = None) -> tuple[float, dict[int, set[int]] | None]:
     """The checkpoint relaxation's bound (``formulations.checkpoints``): its LP over the
     tightest ops, then the same model as a MIP whose dual bound counts when it stops early.
     ``slack``: the incumbent's recomputation cost (the MIP stops once its bound reaches it).
@@ -36,7 +36,8 @@ def checkpoint(ctx: Context, deadline: float, state: RelaxationState, stats: dic
     it less a second, re-solving over twice as many checkpoints while each MIP is optimal;
     ``large`` (the MILP's root LP would not help): ``checkpoint_share_large``; else
     ``checkpoint_share``, capped. ``first``: checkpoints of the first round. Rounds of earlier
-    calls (``state``) count: one list, one best. Returns (bound, the recomputation windows of
+    calls (``state``) count: one list, one best. ``start``: the plan (the one ``slack`` comes
+    from) read into each MIP as its start when ``relaxation_mip_start``. Returns (bound, the recomputation windows of
     the last MIP solution: ``checkpoints.recompute_windows``, None without one); ``state``
     keeps that solution."""
     from ..checkpoints import choose_checkpoints, lp_then_mip
@@ -52,6 +53,8 @@ def checkpoint(ctx: Context, deadline: float, state: RelaxationState, stats: dic
     else:
         stop = t0 + min(t.checkpoint_max_s, t.checkpoint_share * max(0.0, deadline - t0))
     windows = None
+    seq = ([st.ref for st in start.plan.steps if st.kind == "compute"]
+           if start is not None and t.relaxation_mip_start else None)
     m = first or t.checkpoints
     rounds = state.rounds
     best = max([0.0] + [max(r.lp, r.mip or 0.0) for r in rounds])
@@ -60,7 +63,9 @@ def checkpoint(ctx: Context, deadline: float, state: RelaxationState, stats: dic
         if not cps or (rounds and len(cps) <= rounds[-1].checkpoints):
             break  # no checkpoint, or no more than the last round had
         out = lp_then_mip(ctx.p, ctx.cap, cps, lp_time=max(0.01, stop - time.perf_counter()), deadline=stop,
-                          threads=ctx.params.threads, seed=ctx.params.seed, cutoff=slack)
+                          threads=ctx.params.threads, seed=ctx.params.seed, cutoff=slack, start=seq)
+        if "start" in out:
+            stats.setdefault("checkpoint_starts", []).append(out["start"])
         lp = out["lp"][0]
         mip, mip_status = out.get("mip", (None, None))
         if not rounds:
@@ -132,7 +137,8 @@ def tighten(ctx: Context, cps: list[int], base: list[int], runs: list[list[int]]
     from ..relaxed_plan import overflow_checkpoints
 
     p = ctx.p
-    cands = ((overflow_checkpoints(lt, cps, ctx.cap) if lt is not None else [])
+    # the largest excess first: when no candidate lifts the LP, the first one is taken
+    cands = ((overflow_checkpoints(lt, cps, ctx.cap, by_excess=True) if lt is not None else [])
              + shared_recomputations(p, cps, runs, limit=1))
     if inc is not None:
         seq = [st.ref for st in inc.plan.steps if st.kind == "compute"]

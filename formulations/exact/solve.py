@@ -87,9 +87,11 @@ def solve_exact(g: Graph, budget: int, params: SolveParams, tuning: Tuning | Non
         ck = state.checkpoint
         if ck is None or (not milp_fits and ck != float("inf")):
             # not run early, or the MILP is too large: then over more and more checkpoints
+            # with a solution from the early phase the refine rounds follow: they get the rest
             ck2, windows = checkpoint(ctx, deadline, state, stats, None if inc_cost is None else inc_cost - total,
                                       everything=not milp_fits, large=rs > t.large_rs_columns,
-                                      first=t.checkpoints if ck is None else 2 * t.checkpoints)
+                                      share=t.checkpoint_share_refine if state.solution is not None else None,
+                                      first=t.checkpoints if ck is None else 2 * t.checkpoints, start=inc)
             ck = ck2 if ck is None else max(ck, ck2)
         if ck == float("inf") and inc is None:
             return Result("exact", "infeasible", backend="bound", stats=stats, message=(

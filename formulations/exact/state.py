@@ -9,6 +9,7 @@ checkpoint relaxation carried from the early phase to the later ones, and the ``
   recomputable_ops     ops left recomputable by cost fixing; milp_rs_columns: their R and S columns
   closure_bound_ops, closure_bound_seconds, knapsack_bound, bound_before_milp
   checkpoints, checkpoint_lp, checkpoint_mip, checkpoint_mip_status: the first relaxation round
+  checkpoint_starts    per relaxation MIP given the incumbent as its start: that start's objective
   checkpoint_rounds    [checkpoints, LP, MIP or None, MIP status] per round; checkpoint_best,
                        checkpoint_seconds: over all rounds
   lifting              per refine round: base LP, candidate -> LP, chosen checkpoint

@@ -31,11 +31,14 @@ class Tuning:
     checkpoint_max_s: float = 15.0   # ... and cap, while the MILP may still prove
     large_rs_columns: int = 50_000   # above this the MILP's root LP is weaker than the relaxation or unfinished
     checkpoint_share_large: float = 0.6  # so there the relaxation gets this share, uncapped
+    relaxation_mip_start: bool = True  # the incumbent as the relaxation MIP's start: alone HiGHS may find none below it
+    checkpoint_share_refine: float = 0.3  # later rounds' share when refining follows: more checkpoints rarely lift
     early_checkpoint_share: float = 0.25  # the relaxation's share when run before the slow sources
     lift_max: int = 8                # candidate checkpoints whose LP is tried ...
     lift_share: float = 0.1          # ... within this share of the time left
     # -- the checkpoint-guided MILP and the relaxation's own plan
     guided_share: float = 0.5        # the guided MILP's share of the time left
+    guided_max_rs_columns: int = 400_000  # skipped above: such models found nothing in minutes
     place_share: float = 0.25        # DSA share for the guided schedule ...
     place_at_bound_share: float = 0.75  # ... and for one that meets the bound (it ends the search)
     early_guided_max_s: float = 10.0  # early guided MILP's cap when the relaxation's plan is far over:
