@@ -4,6 +4,7 @@ levels lower the one-level peak at a bounded number of runs per op."""
 import collections
 import time
 
+from checkmate_class import in_checkmates_class
 from graphgen import dags
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,21 +20,6 @@ _graphs = st.one_of(st.builds(chain, st.integers(8, 48)), st.builds(ushape, st.i
                     dags(max_ops=24))
 
 
-def _in_checkmates_class(p, seq):
-    """First computations in captured order; reruns ascending and once per stage."""
-    done, rec = 0, []
-    for k in seq:
-        if k == done:
-            if rec != sorted(set(rec)):
-                return False
-            done, rec = done + 1, []
-        elif k > done:
-            return False
-        else:
-            rec.append(k)
-    return done == p.n and not rec
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(g=_graphs)
 def test_every_level_start_is_a_valid_plan_with_the_lifetimes_peak(g):
@@ -41,7 +27,7 @@ def test_every_level_start_is_a_valid_plan_with_the_lifetimes_peak(g):
     for (_, _, groups, depth), _, state in segment_starts(p, time.perf_counter() + 30):
         if groups == 1:
             continue  # one level: tests/test_segments.py
-        assert _in_checkmates_class(p, state.seq)
+        assert in_checkmates_class(p, state.seq)
         lt = lifetimes(p, list(state.seq))
         assert lt is not None and lt.peak_units == state.peak
         placed = place_fitting(p, list(state.seq), None, 2.0, 0, 1)

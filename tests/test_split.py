@@ -3,6 +3,7 @@ import time
 
 import numpy as np
 import pytest
+from checkmate_class import in_checkmates_class
 from graphgen import dags
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,21 +21,6 @@ _graphs = st.one_of(dags(max_ops=14), st.builds(chain, st.integers(2, 16)), st.b
                     st.builds(layered, st.integers(5, 30), st.integers(0, 50)))
 
 
-def _in_checkmates_class(p, seq):
-    """First computations in captured order; reruns ascending and once per stage."""
-    done, rec = 0, []
-    for k in seq:
-        if k == done:
-            if rec != sorted(set(rec)):
-                return False
-            done, rec = done + 1, []
-        elif k > done:
-            return False
-        else:
-            rec.append(k)
-    return done == p.n and not rec
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(g=_graphs, plain=st.booleans())
 def test_split_lowers_the_key_and_every_state_is_a_valid_plan(g, plain):
@@ -48,7 +34,7 @@ def test_split_lowers_the_key_and_every_state_is_a_valid_plan(g, plain):
     keys = [(s.peak, s.at_peak, s.cost) for s in states]
     assert keys == sorted(keys, reverse=True) and len(set(keys)) == len(keys)
     for s in states[1:]:  # the split's own states (the first is the sequence given)
-        assert _in_checkmates_class(p, s.seq)
+        assert in_checkmates_class(p, s.seq)
         lt = lifetimes(p, list(s.seq))
         assert lt is not None and lt.peak_units == s.peak  # the fast rebuild agrees with the real rules
     last = states[-1]

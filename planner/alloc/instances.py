@@ -86,12 +86,24 @@ def trace(n: int, seed: int = 0, long_frac: float = 0.05, columns: int = 4,
         lo = int(rng.integers(0, horizon - length + 1))
         rows.append((lo, lo + length, size))
     bufs = [Buffer(f"t{i}", lo, up, sz) for i, (lo, up, sz) in enumerate(rows)]
+    cols = rng.choice(horizon, size=min(columns, horizon), replace=False).tolist()
+    return filled(bufs, cols, horizon, rng, unit=1, reach=6)
+
+
+def filled(bufs: list[Buffer], cols: list[int], horizon: int, rng, unit: int = 1,
+           reach: int = 6) -> tuple[list[Buffer], dict[str, int], int]:
+    """``bufs`` placed by greedy best-fit, the capacity that placement's peak; then at each
+    time column of ``cols`` every gap under it filled with pieces of the gap (``unit`` * 2^k,
+    largest first; lifespans within ``reach`` of the column, inside the free time of those
+    addresses), so the live bytes there equal the capacity: the construction is the witness.
+    Returns (buffers shuffled and renamed, their offsets, capacity)."""
     arr = as_arrays(bufs)
     off = fit_offsets(*arr, by_size(*arr[:3])).tolist()
     cap = max(o + b.size for o, b in zip(off, bufs))
     placed = [(b.lower, b.upper, o, o + b.size) for b, o in zip(bufs, off)]
-    for t in sorted(rng.choice(horizon, size=min(columns, horizon), replace=False).tolist()):
-        live = sorted((y0, y1) for (l, u, y0, y1) in placed if l <= t < u)
+    bufs = list(bufs)
+    for t in sorted(cols):
+        live = sorted((y0, y1) for (lo, up, y0, y1) in placed if lo <= t < up)
         gaps, top = [], 0
         for y0, y1 in live + [(cap, cap)]:
             if y0 > top:
@@ -99,13 +111,13 @@ def trace(n: int, seed: int = 0, long_frac: float = 0.05, columns: int = 4,
             top = max(top, y1)
         for g0, g1 in gaps:
             y = g0
-            while y < g1:  # power-of-two pieces of the gap, largest first
-                piece = 1 << ((g1 - y).bit_length() - 1)
-                # Free time of [y, y + piece) around t: no placed buffer uses those addresses.
-                left = max([u for (l, u, y0, y1) in placed if y0 < y + piece and y < y1 and u <= t] + [0])
-                right = min([l for (l, u, y0, y1) in placed if y0 < y + piece and y < y1 and l > t] + [horizon])
-                lo = int(rng.integers(max(left, t - 6), t + 1))
-                up = int(rng.integers(t + 1, min(right, t + 7) + 1))
+            while y < g1:  # pieces of the gap, largest first (gaps are multiples of unit)
+                piece = unit << (((g1 - y) // unit).bit_length() - 1)
+                # free time of [y, y + piece) around t: no placed buffer uses those addresses
+                left = max([up for (lo, up, y0, y1) in placed if y0 < y + piece and y < y1 and up <= t] + [0])
+                right = min([lo for (lo, up, y0, y1) in placed if y0 < y + piece and y < y1 and lo > t] + [horizon])
+                lo = int(rng.integers(max(left, t - reach), t + 1))
+                up = int(rng.integers(t + 1, min(right, t + reach + 1) + 1))
                 bufs.append(Buffer(f"t{len(bufs)}", lo, up, piece))
                 placed.append((lo, up, y, y + piece))
                 off.append(y)

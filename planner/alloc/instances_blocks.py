@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .greedy import by_size, fit_offsets
-from .problem import Buffer, as_arrays
+from .instances import filled
+from .problem import Buffer
 
 # skip-connection sizes in units
 _UNITS = np.array([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128])
@@ -53,31 +53,5 @@ def blocks(n: int, seed: int = 0, unit: int = 1024, tight: float = 0.2,
             rows.append((lo, lo + span, int(rng.choice(_UNITS[3:11])) * unit))
     horizon = max(u for _, u, _ in rows)
     bufs = [Buffer(f"t{i}", lo, up, sz) for i, (lo, up, sz) in enumerate(rows)]
-    arr = as_arrays(bufs)
-    off = fit_offsets(*arr, by_size(*arr[:3])).tolist()
-    cap = max(o + b.size for o, b in zip(off, bufs))
-    placed = [(b.lower, b.upper, o, o + b.size) for b, o in zip(bufs, off)]
     cols = rng.choice(horizon, size=max(1, min(horizon, round(tight * horizon))), replace=False).tolist()
-    for t in sorted(cols):
-        live = sorted((y0, y1) for (lo, up, y0, y1) in placed if lo <= t < up)
-        gaps, top = [], 0
-        for y0, y1 in live + [(cap, cap)]:
-            if y0 > top:
-                gaps.append((top, y0))
-            top = max(top, y1)
-        for g0, g1 in gaps:
-            y = g0
-            while y < g1:  # pieces unit * 2^k, largest first (gaps are multiples of unit)
-                piece = unit << (((g1 - y) // unit).bit_length() - 1)
-                left = max([up for (lo, up, y0, y1) in placed if y0 < y + piece and y < y1 and up <= t] + [0])
-                right = min([lo for (lo, up, y0, y1) in placed if y0 < y + piece and y < y1 and lo > t] + [horizon])
-                lo = int(rng.integers(max(left, t - 4), t + 1))
-                up = int(rng.integers(t + 1, min(right, t + 5) + 1))
-                bufs.append(Buffer(f"t{len(bufs)}", lo, up, piece))
-                placed.append((lo, up, y, y + piece))
-                off.append(y)
-                y += piece
-    order = rng.permutation(len(bufs))  # ids carry no hint of the construction
-    out = [Buffer(f"b{k}", bufs[i].lower, bufs[i].upper, bufs[i].size) for k, i in enumerate(order.tolist())]
-    offsets = {f"b{k}": int(off[i]) for k, i in enumerate(order.tolist())}
-    return out, offsets, cap
+    return filled(bufs, cols, horizon, rng, unit=unit, reach=4)
