@@ -4,17 +4,15 @@ levels lower the one-level peak at a bounded number of runs per op."""
 import collections
 import time
 
-from checkmate_class import in_checkmates_class
 from graphgen import dags
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from plan_checks import assert_places_and_validates, in_checkmates_class
 
-from formulations.constructive import _constructed, place_fitting
 from formulations.problem import extract
 from formulations.schedule import lifetimes
 from formulations.segments import segment_starts
 from planner.synthetic import chain, ushape
-from planner.validator import validate
 
 _graphs = st.one_of(st.builds(chain, st.integers(8, 48)), st.builds(ushape, st.integers(2, 4)),
                     dags(max_ops=24))
@@ -30,10 +28,7 @@ def test_every_level_start_is_a_valid_plan_with_the_lifetimes_peak(g):
         assert in_checkmates_class(p, state.seq)
         lt = lifetimes(p, list(state.seq))
         assert lt is not None and lt.peak_units == state.peak
-        placed = place_fitting(p, list(state.seq), None, 2.0, 0, 1)
-        assert placed is not None
-        rep = validate(g, _constructed(p, placed, None, "constructive", time.perf_counter(), "segments").plan)
-        assert rep.valid, rep.violations[:1]
+        assert_places_and_validates(g, p, state.seq, "segments")
 
 
 def test_levels_lower_a_long_chains_peak_with_few_runs_per_op():

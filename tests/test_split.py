@@ -3,19 +3,17 @@ import time
 
 import numpy as np
 import pytest
-from checkmate_class import in_checkmates_class
 from graphgen import dags
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from plan_checks import assert_places_and_validates, in_checkmates_class
 
-from formulations.constructive import _constructed, place_fitting
 from formulations.keepset import _Builder, descend
 from formulations.problem import extract
 from formulations.schedule import lifetimes
 from formulations.segments import segment_start
 from formulations.split import split_peak, split_state
 from planner.synthetic import chain, layered, ushape
-from planner.validator import validate
 
 _graphs = st.one_of(dags(max_ops=14), st.builds(chain, st.integers(2, 16)), st.builds(ushape, st.integers(1, 3)),
                     st.builds(layered, st.integers(5, 30), st.integers(0, 50)))
@@ -41,10 +39,7 @@ def test_split_lowers_the_key_and_every_state_is_a_valid_plan(g, plain):
     fast = split_state(p, seq, time.perf_counter() + 5)  # moves unchecked, the end checked
     lt = lifetimes(p, list(fast.seq))
     assert lt is not None and lt.peak_units == fast.peak
-    placed = place_fitting(p, list(last.seq), None, 2.0, 0, 1)
-    assert placed is not None
-    rep = validate(g, _constructed(p, placed, None, "constructive", time.perf_counter(), "split").plan)
-    assert rep.valid, rep.violations[:1]
+    assert_places_and_validates(g, p, last.seq, "split")
 
 
 @pytest.mark.parametrize("g", [chain(8), ushape(3)], ids=["chain8", "ushape3"])
