@@ -31,7 +31,7 @@ class Tuning:
     checkpoint_max_s: float = 15.0   # ... and cap, while the MILP may still prove
     large_rs_columns: int = 50_000   # above this the MILP's root LP is weaker than the relaxation or unfinished
     checkpoint_share_large: float = 0.6  # so there the relaxation gets this share, uncapped
-    relaxation_mip_start: bool = True  # the incumbent as the relaxation MIP's start: alone HiGHS may find none below it
+    relaxation_mip_start: bool = False  # the incumbent as the relaxation MIP's start: helps at 300 s, but with 600 s the MIP ends at a worse plan (docs/exact.md)
     checkpoint_share_refine: float = 0.3  # later rounds' share when refining follows: more checkpoints rarely lift
     early_checkpoint_share: float = 0.25  # the relaxation's share when run before the slow sources
     lift_max: int = 8                # candidate checkpoints whose LP is tried ...
